@@ -1,0 +1,35 @@
+// Who may act on a bucket (contract section 2): only its owner, except GET/HEAD of objects in a
+// public-read bucket, which anyone may do.
+import { SvcError } from './errors.ts';
+import type { Context } from './context.ts';
+import type { BucketRecord } from '../store/types.ts';
+
+async function existing(ctx: Context, name: string): Promise<BucketRecord> {
+  const bucket = await ctx.store.getBucket(name);
+  if (!bucket) throw new SvcError('NoSuchBucket', `The bucket "${name}" does not exist.`);
+  return bucket;
+}
+
+export function requireCaller(ctx: Context) {
+  if (!ctx.caller) throw new SvcError('AccessDenied', 'Anonymous requests are not allowed here.');
+  return ctx.caller;
+}
+
+/** The bucket, when the caller owns it. */
+export async function ownedBucket(ctx: Context, name = ctx.bucket): Promise<BucketRecord> {
+  const bucket = await existing(ctx, name);
+  if (requireCaller(ctx).accessKeyId !== bucket.owner) {
+    throw new SvcError('AccessDenied', `Only the owner of "${name}" may do this.`);
+  }
+  return bucket;
+}
+
+/** The bucket, when the caller may read its objects. */
+export async function readableBucket(ctx: Context, name = ctx.bucket): Promise<BucketRecord> {
+  const bucket = await existing(ctx, name);
+  if (bucket.acl === 'public-read') return bucket;
+  if (ctx.caller?.accessKeyId !== bucket.owner) {
+    throw new SvcError('AccessDenied', ctx.caller ? `Only the owner of "${name}" may read it.` : `The bucket "${name}" is not public.`);
+  }
+  return bucket;
+}

@@ -1,0 +1,66 @@
+// Which bucket and key a URL names (contract section 1): virtual host `{bucket}.{endpoint}`, path
+// style on the service host `{endpoint}/{bucket}/{key}`, and the page-origin mount `/svc/…`.
+// Scheme and port never matter.
+import { SvcError } from './errors.ts';
+
+export type Target =
+  | { kind: 'service'; bucket: ''; key: '' }
+  | { kind: 'bucket'; bucket: string; key: '' }
+  | { kind: 'object'; bucket: string; key: string };
+
+export interface AddressOptions {
+  endpoint: string;
+  /** Path on the page's own origin that stands for the service host, e.g. `/svc/`. */
+  mount: string;
+  /** Treat a host that is neither the endpoint nor a bucket host as the service host (HTTP server). */
+  anyHostIsService: boolean;
+}
+
+const BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+
+export const isValidBucketName = (name: string): boolean => BUCKET_NAME.test(name);
+
+function decode(raw: string): string {
+  try {
+    return decodeURIComponent(raw); // exactly once, as UTF-8; `+` stays a plus
+  } catch {
+    throw new SvcError('InvalidArgument', 'The URL path is not valid percent-encoded UTF-8.');
+  }
+}
+
+function bucketTarget(bucket: string, rawKey: string): Target {
+  if (!isValidBucketName(bucket)) throw new SvcError('InvalidBucketName', `The bucket name "${bucket}" is not valid.`);
+  return rawKey === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key: decode(rawKey) };
+}
+
+/** `/{bucket}/{key}` on the service host. */
+function pathStyle(path: string): Target {
+  const rest = path.replace(/^\//, '');
+  if (rest === '') return { kind: 'service', bucket: '', key: '' };
+  const slash = rest.indexOf('/');
+  const bucket = decode(slash < 0 ? rest : rest.slice(0, slash));
+  return bucketTarget(bucket, slash < 0 ? '' : rest.slice(slash + 1));
+}
+
+/** The target of a URL, or null when the URL is not the service's at all. */
+export function resolveAddress(url: URL, o: AddressOptions): Target | null {
+  const host = url.hostname.toLowerCase();
+  if (host.endsWith('.' + o.endpoint)) {
+    return bucketTarget(host.slice(0, -o.endpoint.length - 1), url.pathname.slice(1));
+  }
+  if (host === o.endpoint || o.anyHostIsService) return pathStyle(url.pathname);
+  const mountRoot = o.mount.replace(/\/$/, '');
+  if (url.pathname === mountRoot || url.pathname.startsWith(mountRoot + '/')) {
+    return pathStyle(url.pathname.slice(mountRoot.length));
+  }
+  return null;
+}
+
+/** True when a URL is the service's: the service worker claims exactly these requests. */
+export function isServiceUrl(url: URL, o: AddressOptions): boolean {
+  try {
+    return resolveAddress(url, o) !== null;
+  } catch {
+    return true; // ours, but malformed: the handler answers with the error
+  }
+}

@@ -1,0 +1,98 @@
+// Reading request bodies within their limits. The body is hashed while it streams in, never held
+// twice, and reading stops as soon as a limit is passed.
+import { SvcError, type ErrorCode } from './errors.ts';
+import { createMd5 } from '../hash/md5.ts';
+import type { Context } from './context.ts';
+
+export interface BodyLimits {
+  max: number;
+  /** The error for a body over `max`: EntityTooLarge for data, MalformedXML for XML documents. */
+  tooLarge: ErrorCode;
+  /** Content-Length is required (MissingContentLength) where the runtime delivers it. */
+  requireLength: boolean;
+}
+
+export interface ReadBody {
+  blob: Blob;
+  size: number;
+  /** Lower-case hex MD5 of the bytes. */
+  md5: string;
+}
+
+const HEX32 = /^[0-9a-fA-F]{32}$/;
+const BASE64_16 = /^[A-Za-z0-9+/]{22}==$/;
+
+/** Content-MD5 as lower-case hex: base64 of the 16 digest bytes (spec) or 32 hex chars. */
+export function parseContentMd5(value: string | null): string | undefined {
+  if (value === null) return undefined;
+  const v = value.trim();
+  if (HEX32.test(v)) return v.toLowerCase();
+  if (BASE64_16.test(v)) {
+    const bin = atob(v);
+    let hex = '';
+    for (let i = 0; i < bin.length; i++) hex += bin.charCodeAt(i).toString(16).padStart(2, '0');
+    return hex;
+  }
+  throw new SvcError('InvalidDigest', 'Content-MD5 must be the base64 of 16 bytes or 32 hex characters.');
+}
+
+/** The declared Content-Length, or undefined where the runtime withholds it. */
+export function declaredLength(ctx: Context, required: boolean): number | undefined {
+  const value = ctx.req.headers.get('content-length');
+  if (value === null) {
+    if (required && ctx.contentLength === 'header') throw new SvcError('MissingContentLength');
+    return undefined;
+  }
+  if (!/^\d{1,16}$/.test(value.trim())) throw new SvcError('InvalidArgument', 'Content-Length must be a non-negative integer.');
+  return Number(value);
+}
+
+export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
+  const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
+  const declared = declaredLength(ctx, l.requireLength);
+  if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
+
+  const md5 = await createMd5(ctx.md5Engine);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = ctx.req.body?.getReader();
+  if (reader) {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
+        if (declared !== undefined && size > declared) {
+          throw new SvcError('IncompleteBody', 'The body is longer than Content-Length.');
+        }
+        md5.update(value);
+        chunks.push(value);
+      }
+    } catch (e) {
+      reader.cancel().catch(() => {});
+      if (e instanceof SvcError) throw e;
+      throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
+    } finally {
+      ctx.bytesIn = size;
+    }
+  }
+  if (declared !== undefined && size !== declared) {
+    throw new SvcError('IncompleteBody', `Content-Length is ${declared} but the body has ${size} bytes.`);
+  }
+  const digest = md5.digest();
+  if (expectedMd5 !== undefined && expectedMd5 !== digest) {
+    throw new SvcError('BadDigest', 'The Content-MD5 you specified did not match what was received.');
+  }
+  return { blob: new Blob(chunks as Uint8Array<ArrayBuffer>[]), size, md5: digest };
+}
+
+/** An XML request body as text: size-capped before parsing, and valid UTF-8. */
+export async function readXmlBody(ctx: Context, max: number, requireLength = true): Promise<string> {
+  const { blob } = await readBody(ctx, { max, tooLarge: 'MalformedXML', requireLength });
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(await blob.arrayBuffer());
+  } catch {
+    throw new SvcError('MalformedXML', 'The XML body is not valid UTF-8.');
+  }
+}

@@ -1,0 +1,80 @@
+// The one place where failures become responses. Operations throw SvcError; handler.ts turns it
+// (and anything unexpected, as InternalError) into the contract's XML error body.
+import { xmlDocument } from './xml.ts';
+
+const STATUS = {
+  AccessDenied: 403,
+  RequestTimeTooSkewed: 403,
+  QuotaExceeded: 403,
+  NoSuchBucket: 404,
+  NoSuchKey: 404,
+  NoSuchUpload: 404,
+  NoSuchVersion: 404,
+  NoSuchAccount: 404,
+  InvalidArgument: 400,
+  InvalidBucketName: 400,
+  InvalidDigest: 400,
+  BadDigest: 400,
+  IncompleteBody: 400,
+  EntityTooLarge: 400,
+  EntityTooSmall: 400,
+  KeyTooLong: 400,
+  MalformedXML: 400,
+  InvalidPart: 400,
+  InvalidPartOrder: 400,
+  MissingContentLength: 411,
+  MethodNotAllowed: 405,
+  BucketAlreadyExists: 409,
+  BucketNotEmpty: 409,
+  InvalidRange: 416,
+  InternalError: 500,
+  NotImplemented: 501,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+const DEFAULT_MESSAGE: Partial<Record<ErrorCode, string>> = {
+  NoSuchBucket: 'The specified bucket does not exist.',
+  NoSuchKey: 'The specified key does not exist.',
+  NoSuchUpload: 'The specified multipart upload does not exist.',
+  NoSuchVersion: 'The specified version does not exist.',
+  MalformedXML: 'The XML you provided was not well-formed or did not validate.',
+  MissingContentLength: 'You must provide the Content-Length HTTP header.',
+  MethodNotAllowed: 'The specified method is not allowed against this resource.',
+  InvalidRange: 'The requested range is not satisfiable.',
+  InternalError: 'We encountered an internal error. Please try again.',
+  QuotaExceeded: 'The storage quota would be exceeded.',
+};
+
+export class SvcError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    /** Extra response headers, e.g. Content-Range on InvalidRange. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message ?? DEFAULT_MESSAGE[code] ?? code);
+    this.status = STATUS[code];
+  }
+}
+
+export const fail = (code: ErrorCode, message?: string, headers?: Record<string, string>): never => {
+  throw new SvcError(code, message, headers);
+};
+
+export function errorResponse(err: SvcError, resource: string, requestId: string, method: string): Response {
+  const headers = new Headers(err.headers);
+  // HEAD never carries a body; the status alone answers it.
+  if (method === 'HEAD') return new Response(null, { status: err.status, headers });
+  headers.set('content-type', 'application/xml');
+  const body = xmlDocument({
+    Error: { Code: err.code, Message: err.message, Resource: resource, RequestId: requestId },
+  });
+  return new Response(body, { status: err.status, headers });
+}
+
+/** Errors thrown by IndexedDB when the browser refuses to store more. */
+export function isQuotaError(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'QuotaExceededError';
+}

@@ -1,0 +1,156 @@
+// handle(request) → response: the whole service as one runtime-neutral function over a Store.
+// The service worker, the HTTP server and the tests are thin adapters around it.
+import { resolveAddress, type Target } from './address.ts';
+import { authenticate } from './auth.ts';
+import { SvcError, errorResponse } from './errors.ts';
+import { httpDate } from './http.ts';
+import { findRoute } from './routes.ts';
+import type { Context } from './context.ts';
+import type { Store } from '../store/types.ts';
+import type { Md5Engine } from '../hash/md5.ts';
+
+export interface LogEntry {
+  time: number;
+  requestId: string;
+  method: string;
+  url: string;
+  /** Operation name from the dispatch table, e.g. PutObject; '' when none was found. */
+  operation: string;
+  bucket: string;
+  key: string;
+  status: number;
+  /** Error code, when the response is an error. */
+  code?: string;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  accessKeyId?: string;
+}
+
+export interface HandlerOptions {
+  store: Store;
+  /** Service host; bucket hosts are `{bucket}.{endpoint}`. */
+  endpoint?: string;
+  /** Path on the page's own origin that stands for the service host. */
+  mount?: string;
+  /** A host that is not the endpoint's is the service host (the HTTP server on 127.0.0.1). */
+  anyHostIsService?: boolean;
+  /** 'body' where the runtime withholds Content-Length (the browser): the body's length stands in. */
+  contentLength?: 'header' | 'body';
+  /** Service clock in milliseconds (tests move it). */
+  now?: () => number;
+  md5Engine?: Md5Engine;
+  /** Called once per request after the response is made; must not throw or block. */
+  onLog?: (entry: LogEntry) => void;
+  /** Called with anything unexpected that became a 500. */
+  onInternalError?: (error: unknown) => void;
+}
+
+/** Headers every response exposes to a cross-origin page, beyond the x-svc-* ones it carries. */
+const EXPOSED = [
+  'ETag', 'Content-Range', 'Accept-Ranges', 'Content-Disposition', 'Content-Length', 'Content-Type', 'Last-Modified',
+  'Content-Encoding', 'Content-Language', 'Cache-Control', 'Expires', 'Location',
+  'x-svc-request-id', 'x-svc-version-id', 'x-svc-acl', 'x-svc-object-md5',
+];
+
+function newRequestId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
+}
+
+function preflight(req: Request): Response {
+  return new Response(null, {
+    status: 200,
+    headers: {
+      'access-control-allow-methods': 'GET, HEAD, PUT, POST, DELETE',
+      'access-control-allow-headers': req.headers.get('access-control-request-headers') ?? '*',
+      'access-control-max-age': '86400',
+    },
+  });
+}
+
+/** The headers of contract section 7, and no body where HTTP allows none. */
+function finish(res: Response, method: string, requestId: string, now: number): Response {
+  if (res.body !== null && (method === 'HEAD' || res.status === 204 || res.status === 304)) {
+    res = new Response(null, { status: res.status, headers: res.headers });
+  }
+  const h = res.headers;
+  h.set('x-svc-request-id', requestId);
+  h.set('date', httpDate(now));
+  h.set('connection', 'keep-alive');
+  h.set('server', 'swbucket');
+  h.set('access-control-allow-origin', '*');
+  const own = [...h.keys()].filter((n) => n.startsWith('x-svc-meta-'));
+  h.set('access-control-expose-headers', [...EXPOSED, ...own].join(', '));
+  return res;
+}
+
+export function createHandler(options: HandlerOptions): (request: Request) => Promise<Response> {
+  const endpoint = options.endpoint ?? 'svc.localhost';
+  const address = { endpoint, mount: options.mount ?? '/svc/', anyHostIsService: options.anyHostIsService ?? false };
+  const now = options.now ?? Date.now;
+
+  return async function handle(req: Request): Promise<Response> {
+    const started = now();
+    const requestId = newRequestId();
+    let target: Target | null = null;
+    let operation = '';
+    let ctx: Context | undefined;
+    let code: string | undefined;
+    let res: Response;
+    try {
+      const url = new URL(req.url);
+      if (req.method === 'OPTIONS') {
+        res = preflight(req);
+      } else {
+        target = resolveAddress(url, address);
+        if (!target) throw new SvcError('InvalidArgument', `${url.host} is not a host of this service.`);
+        const route = findRoute(req.method, target, url.searchParams, req.headers);
+        operation = route.name;
+        const caller = await authenticate({
+          method: req.method, headers: req.headers, query: url.searchParams, target, store: options.store, now: now(),
+        });
+        ctx = {
+          req, url, query: url.searchParams, target, bucket: target.bucket, key: target.key, caller,
+          store: options.store, requestId, now, endpoint, contentLength: options.contentLength ?? 'header',
+          bytesIn: 0,
+          ...(options.md5Engine ? { md5Engine: options.md5Engine } : {}),
+        };
+        res = await route.op(ctx);
+      }
+    } catch (e) {
+      let err: SvcError;
+      if (e instanceof SvcError) err = e;
+      else {
+        options.onInternalError?.(e);
+        err = new SvcError('InternalError');
+      }
+      code = err.code;
+      const resource = target ? (target.kind === 'service' ? '/' : `/${target.bucket}/${target.key}`) : '';
+      res = errorResponse(err, resource, requestId, req.method);
+    }
+    res = finish(res, req.method, requestId, now());
+    if (options.onLog) {
+      try {
+        options.onLog({
+          time: started,
+          requestId,
+          method: req.method,
+          url: req.url,
+          operation,
+          bucket: target?.bucket ?? '',
+          key: target?.key ?? '',
+          status: res.status,
+          ...(code ? { code } : {}),
+          bytesIn: ctx?.bytesIn ?? 0,
+          bytesOut: res.body === null ? 0 : Number(res.headers.get('content-length') ?? 0) || 0,
+          durationMs: now() - started,
+          ...(ctx?.caller ? { accessKeyId: ctx.caller.accessKeyId } : {}),
+        });
+      } catch {
+        // logging must never break an answer
+      }
+    }
+    return res;
+  };
+}

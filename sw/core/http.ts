@@ -1,0 +1,75 @@
+// HTTP details implemented from RFC 9110 and contract section 5: dates, ranges, conditionals,
+// Content-Disposition, ETags.
+import { SvcError } from './errors.ts';
+
+/** RFC 1123 GMT, as HTTP dates are written. */
+export const httpDate = (ms: number): string => new Date(ms).toUTCString();
+
+/** ISO 8601 UTC with milliseconds, as XML dates are written. */
+export const isoDate = (ms: number): string => new Date(ms).toISOString();
+
+export const quoteEtag = (etag: string): string => `"${etag}"`;
+export const unquoteEtag = (etag: string): string => etag.trim().replace(/^"(.*)"$/, '$1');
+
+export type ByteRange = { start: number; end: number }; // inclusive
+
+/**
+ * The one range the contract allows: `bytes=a-b`, `bytes=a-`, `bytes=-n`. Anything else, any range
+ * on an empty object and a start at or past the end are InvalidRange (416).
+ */
+export function parseRange(header: string, size: number): ByteRange {
+  const unsatisfiable = () => new SvcError('InvalidRange', undefined, { 'content-range': `bytes */${size}` });
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header);
+  if (!m || (m[1] === '' && m[2] === '') || size === 0) throw unsatisfiable();
+  const [, a = '', b = ''] = m;
+  if (a === '') {
+    const n = Number(b);
+    if (n < 1) throw unsatisfiable();
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(a);
+  if (start >= size) throw unsatisfiable();
+  if (b === '') return { start, end: size - 1 };
+  const end = Number(b);
+  if (end < start) throw unsatisfiable();
+  return { start, end: Math.min(end, size - 1) };
+}
+
+/**
+ * If-Modified-Since at one-second resolution. An unparsable date, or one in the future, is ignored
+ * (true: send the object).
+ */
+export function modifiedSince(header: string | null, lastModified: number, now: number): boolean {
+  if (header === null) return true;
+  const since = Date.parse(header);
+  if (Number.isNaN(since) || since > now) return true;
+  return Math.floor(lastModified / 1000) > Math.floor(since / 1000);
+}
+
+const UTF8 = new TextEncoder();
+export const utf8Length = (s: string): number => UTF8.encode(s).length;
+
+/** RFC 5987 value: UTF-8, every byte outside attr-char percent-encoded. */
+function extValue(s: string): string {
+  let out = '';
+  for (const byte of UTF8.encode(s)) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9!#$&+\-.^_`|~]/.test(c) ? c : '%' + byte.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return out;
+}
+
+/**
+ * `{type}; filename="…"`, plus `filename*=UTF-8''…` when the name is not printable ASCII. The quoted
+ * form must stay a valid header value, so control and non-ASCII characters become `_` there.
+ */
+export function contentDisposition(type: 'inline' | 'attachment', name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&');
+  const plain = /^[\x20-\x7e]*$/.test(name);
+  return `${type}; filename="${ascii}"` + (plain ? '' : `; filename*=UTF-8''${extValue(name)}`);
+}
+
+/** A `type/subtype` media type (parameters allowed), as PUT Object Meta requires. */
+export function isMediaType(value: string): boolean {
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*(;.*)?$/.test(value.trim());
+}

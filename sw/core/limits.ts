@@ -1,0 +1,24 @@
+// Every limit of the service in one place (spec "Limits" table and contract).
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export const limits = {
+  keyBytes: 1000,
+  putObjectBytes: 100 * MiB,
+  partBytes: 100 * MiB,
+  partMinBytes: 16 * KiB,
+  partNumberMax: 10000,
+  userMetadataBytes: 2048,
+  downloadNameBytes: 256,
+  deleteObjects: 1000,
+  deleteBodyBytes: 2 * MiB,
+  /** Complete's part list: 10000 parts of ~100 bytes of XML each, with room for whitespace. */
+  completeBodyBytes: 4 * MiB,
+  /** Any other XML request body (ACL, versioning, account documents). */
+  smallXmlBodyBytes: 64 * KiB,
+  maxKeysDefault: 100,
+  maxKeysMax: 1000,
+  maxPartsMax: 1000,
+  maxUploadsMax: 1000,
+  clockSkewMs: 15 * 60 * 1000,
+} as const;

@@ -1,0 +1,93 @@
+// Bucket operations (contract section 4) and the service host's bucket list.
+import { fail } from '../errors.ts';
+import { limits } from '../limits.ts';
+import { ownedBucket, requireCaller } from '../access.ts';
+import { isoDate, quoteEtag } from '../http.ts';
+import { xmlDocument } from '../xml.ts';
+import type { Acl } from '../../store/types.ts';
+import type { Context } from '../context.ts';
+
+const xml = (root: Record<string, unknown>) =>
+  new Response(xmlDocument(root), { status: 200, headers: { 'content-type': 'application/xml' } });
+
+function aclFrom(ctx: Context, fallback?: Acl): Acl {
+  const value = ctx.req.headers.get('x-svc-acl')?.trim() ?? fallback;
+  if (value !== 'private' && value !== 'public-read') {
+    return fail('InvalidArgument', 'x-svc-acl must be private or public-read.');
+  }
+  return value;
+}
+
+export async function createBucket(ctx: Context): Promise<Response> {
+  const caller = requireCaller(ctx);
+  const acl = aclFrom(ctx, 'private');
+  const created = await ctx.store.createBucket({ name: ctx.bucket, owner: caller.accessKeyId, acl, created: ctx.now() });
+  if (created === 'exists') fail('BucketAlreadyExists', `The bucket "${ctx.bucket}" already exists.`);
+  return new Response(null, { status: 200, headers: { location: `/${ctx.bucket}` } });
+}
+
+export async function deleteBucket(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const result = await ctx.store.deleteBucket(ctx.bucket);
+  if (result === 'noSuchBucket') fail('NoSuchBucket');
+  if (result === 'notEmpty') fail('BucketNotEmpty', `The bucket "${ctx.bucket}" still holds objects or uploads.`);
+  return new Response(null, { status: 200 });
+}
+
+export async function headBucket(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  return new Response(null, { status: 200 });
+}
+
+export async function getBucketAcl(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  return new Response(null, { status: 200, headers: { 'x-svc-acl': bucket.acl } });
+}
+
+export async function putBucketAcl(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  if ((await ctx.store.setBucketAcl(ctx.bucket, aclFrom(ctx))) === 'noSuchBucket') fail('NoSuchBucket');
+  return new Response(null, { status: 200 });
+}
+
+/** A query integer within [0, max], or the default when absent. */
+export function intParam(ctx: Context, name: string, fallback: number, max: number): number {
+  const value = ctx.query.get(name);
+  if (value === null) return fallback;
+  if (!/^\d{1,7}$/.test(value) || Number(value) > max) fail('InvalidArgument', `${name} must be an integer from 0 to ${max}.`);
+  return Number(value);
+}
+
+export async function listObjects(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const prefix = ctx.query.get('prefix') ?? '';
+  const marker = ctx.query.get('marker') ?? '';
+  const delimiter = ctx.query.get('delimiter') ?? '';
+  const maxKeys = intParam(ctx, 'max-keys', limits.maxKeysDefault, limits.maxKeysMax);
+  const { entries, truncated } = await ctx.store.listObjects(ctx.bucket, { prefix, marker, delimiter, maxKeys });
+  const last = entries.at(-1);
+  const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: prefix, Marker: marker, MaxKeys: maxKeys };
+  if (delimiter) result.Delimiter = delimiter;
+  result.IsTruncated = truncated;
+  if (truncated) result.NextMarker = last === undefined ? marker : last.kind === 'prefix' ? last.prefix : last.object.key;
+  result.Contents = entries.flatMap((e) => e.kind === 'object' ? [{
+    Key: e.object.key,
+    LastModified: isoDate(e.object.lastModified),
+    ETag: quoteEtag(e.object.etag),
+    Size: e.object.size,
+    StorageClass: 'STANDARD',
+  }] : []);
+  result.CommonPrefixes = entries.flatMap((e) => (e.kind === 'prefix' ? [{ Prefix: e.prefix }] : []));
+  return xml({ ListBucketResult: result });
+}
+
+export async function listBuckets(ctx: Context): Promise<Response> {
+  const caller = requireCaller(ctx);
+  const buckets = await ctx.store.listBuckets(caller.accessKeyId);
+  return xml({
+    ListAllMyBucketsResult: {
+      Owner: { ID: caller.accessKeyId, DisplayName: caller.displayName },
+      Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: isoDate(b.created) })) },
+    },
+  });
+}

@@ -1,0 +1,242 @@
+// Object operations: PUT, GET, HEAD, DELETE, Delete Multiple, Copy, Move, PUT Object Meta.
+import { fail } from '../errors.ts';
+import { limits } from '../limits.ts';
+import { ownedBucket, readableBucket } from '../access.ts';
+import { readBody, readXmlBody } from '../body.ts';
+import {
+  contentDisposition, httpDate, isMediaType, modifiedSince, parseRange, quoteEtag, utf8Length,
+} from '../http.ts';
+import { children, childText, parseXml, xmlDocument } from '../xml.ts';
+import { isValidBucketName } from '../address.ts';
+import { md5OfBlob } from '../../hash/md5.ts';
+import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
+import type { Context } from '../context.ts';
+
+const META_PREFIX = 'x-svc-meta-';
+const DEFAULT_TYPE = 'application/octet-stream';
+
+export function checkKeyLength(key: string, code: 'InvalidArgument' | 'KeyTooLong' = 'InvalidArgument'): void {
+  if (utf8Length(key) > limits.keyBytes) fail(code, `The key may not be longer than ${limits.keyBytes} bytes.`);
+}
+
+/**
+ * The response metadata a request sets: Content-Type, the standard headers and x-svc-meta-*.
+ * `strictType`: PUT Object Meta replaces a Content-Type that is not `type/subtype`.
+ */
+export function objectHeadersFrom(h: Headers, strictType = false): ObjectHeaders {
+  const type = h.get('content-type');
+  const contentType = type === null || (strictType && !isMediaType(type)) ? DEFAULT_TYPE : type;
+  const headers: ObjectHeaders['headers'] = {};
+  for (const name of STANDARD_HEADERS) {
+    const value = h.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  const meta: [string, string][] = [];
+  let metaBytes = 0;
+  for (const [name, value] of h) {
+    if (!name.startsWith(META_PREFIX)) continue;
+    const short = name.slice(META_PREFIX.length);
+    if (short === '') fail('InvalidArgument', 'A user metadata header needs a name after x-svc-meta-.');
+    // Header values arrive as byte strings: one character per byte sent.
+    metaBytes += short.length + value.length;
+    meta.push([short, value]);
+  }
+  if (metaBytes > limits.userMetadataBytes) {
+    fail('InvalidArgument', `User metadata may not exceed ${limits.userMetadataBytes} bytes (names and values).`);
+  }
+  return { contentType, headers, meta };
+}
+
+const isMultipart = (o: ObjectRecord) => o.etag.includes('-');
+
+function lastSegment(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}
+
+/** The headers an object is served with (GET, HEAD, and the ifNotFound fallback). */
+function objectResponseHeaders(o: ObjectRecord, download: string | null): Headers {
+  const h = new Headers({
+    etag: quoteEtag(o.etag),
+    'content-type': o.contentType,
+    'last-modified': httpDate(o.lastModified),
+    'accept-ranges': 'bytes',
+    'content-length': String(o.size),
+  });
+  for (const name of STANDARD_HEADERS) {
+    const value = o.headers[name];
+    if (value !== undefined && value !== '') h.set(name, value);
+  }
+  if (download !== null) h.set('content-disposition', contentDisposition('attachment', download));
+  else if (!o.headers['content-disposition']) h.set('content-disposition', contentDisposition('inline', lastSegment(o.key)));
+  for (const [name, value] of o.meta) h.append(META_PREFIX + name, value);
+  if (o.objectMd5) h.set('x-svc-object-md5', o.objectMd5);
+  return h;
+}
+
+function notModified(o: ObjectRecord): Response {
+  return new Response(null, {
+    status: 304,
+    headers: { etag: quoteEtag(o.etag), 'last-modified': httpDate(o.lastModified) },
+  });
+}
+
+/** Until versioning exists, no version does. */
+function rejectVersionId(ctx: Context): void {
+  if (ctx.query.has('versionId')) fail('NoSuchVersion', 'The specified version does not exist.');
+}
+
+function downloadName(ctx: Context): string | null {
+  const name = ctx.query.get('download');
+  if (name !== null && utf8Length(name) > limits.downloadNameBytes) {
+    fail('InvalidArgument', `The download name may not exceed ${limits.downloadNameBytes} bytes.`);
+  }
+  return name;
+}
+
+export async function getObject(ctx: Context): Promise<Response> {
+  await readableBucket(ctx);
+  rejectVersionId(ctx);
+  const download = downloadName(ctx);
+  const found = await ctx.store.getObject(ctx.bucket, ctx.key);
+  if (!found) {
+    const fallback = ctx.query.get('ifNotFound');
+    const other = fallback ? await ctx.store.getObject(ctx.bucket, fallback) : undefined;
+    if (!other) return fail('NoSuchKey');
+    return new Response(other.body, { status: 404, headers: objectResponseHeaders(other.object, download) });
+  }
+  const { object, body } = found;
+  if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
+  const headers = objectResponseHeaders(object, download);
+  const range = ctx.req.headers.get('range');
+  if (range === null) return new Response(body, { status: 200, headers });
+  const { start, end } = parseRange(range, object.size);
+  headers.set('content-range', `bytes ${start}-${end}/${object.size}`);
+  headers.set('content-length', String(end - start + 1));
+  return new Response(body.slice(start, end + 1), { status: 206, headers });
+}
+
+export async function headObject(ctx: Context): Promise<Response> {
+  await readableBucket(ctx);
+  rejectVersionId(ctx);
+  const object = (await ctx.store.headObject(ctx.bucket, ctx.key)) ?? fail('NoSuchKey');
+  if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
+  return new Response(null, { status: 200, headers: objectResponseHeaders(object, null) });
+}
+
+export async function putObject(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  checkKeyLength(ctx.key);
+  const headers = objectHeadersFrom(ctx.req.headers);
+  const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true });
+  const result = await ctx.store.putObject(
+    { bucket: ctx.bucket, key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
+    body.blob,
+  );
+  if (result === 'noSuchBucket') fail('NoSuchBucket');
+  return new Response(null, { status: 200, headers: { etag: quoteEtag(body.md5) } });
+}
+
+export async function deleteObject(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  if ((await ctx.store.deleteObject(ctx.bucket, ctx.key)) === 'noSuchKey') fail('NoSuchKey');
+  return new Response(null, { status: 200 });
+}
+
+export async function deleteObjects(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const doc = parseXml(await readXmlBody(ctx, limits.deleteBodyBytes), 'Delete');
+  const quietText = childText(doc, 'Quiet')?.trim().toLowerCase();
+  if (quietText !== undefined && quietText !== 'true' && quietText !== 'false') fail('MalformedXML', 'Quiet must be true or false.');
+  const quiet = quietText === 'true';
+  const objects = children(doc, 'Object');
+  if (objects.length === 0) fail('MalformedXML', 'At least one Object is required.');
+  if (objects.length > limits.deleteObjects) fail('MalformedXML', `At most ${limits.deleteObjects} objects per request.`);
+  const requested = objects.map((o) => {
+    const key = childText(o, 'Key') ?? fail('MalformedXML', 'Every Object needs a Key.');
+    return { key, versionId: childText(o, 'VersionId') };
+  });
+  const plain = requested.filter((r) => r.versionId === undefined).map((r) => r.key);
+  if ((await ctx.store.deleteObjects(ctx.bucket, plain)) === 'noSuchBucket') fail('NoSuchBucket');
+
+  const deleted = requested.filter((r) => r.versionId === undefined).map((r) => ({ Key: r.key }));
+  const errors = requested
+    .filter((r) => r.versionId !== undefined)
+    .map((r) => ({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' }));
+  if (quiet && errors.length === 0) return new Response(null, { status: 200 });
+  const result: Record<string, unknown> = {};
+  if (!quiet) result.Deleted = deleted;
+  result.Error = errors;
+  return new Response(xmlDocument({ DeleteResult: result }), { status: 200, headers: { 'content-type': 'application/xml' } });
+}
+
+/** `x-svc-copy-source` / `x-svc-move-source`: URL-encoded `/{bucket}/{key}`. */
+function sourceOf(header: string): { bucket: string; key: string } {
+  let value: string;
+  try {
+    value = decodeURIComponent(header.trim());
+  } catch {
+    return fail('InvalidArgument', 'The source header is not valid percent-encoded UTF-8.');
+  }
+  const path = value.startsWith('/') ? value.slice(1) : value;
+  const slash = path.indexOf('/');
+  const bucket = path.slice(0, slash);
+  const key = path.slice(slash + 1);
+  if (slash <= 0 || key === '') fail('InvalidArgument', 'The source must be /{bucket}/{key}.');
+  if (!isValidBucketName(bucket)) fail('InvalidBucketName', `The bucket name "${bucket}" is not valid.`);
+  return { bucket, key };
+}
+
+function oneSourceHeader(ctx: Context): void {
+  if (ctx.req.headers.has('x-svc-copy-source') && ctx.req.headers.has('x-svc-move-source')) {
+    fail('InvalidArgument', 'Send x-svc-copy-source or x-svc-move-source, not both.');
+  }
+}
+
+export async function copyObject(ctx: Context): Promise<Response> {
+  oneSourceHeader(ctx);
+  await ownedBucket(ctx);
+  checkKeyLength(ctx.key);
+  const source = sourceOf(ctx.req.headers.get('x-svc-copy-source')!);
+  await readableBucket(ctx, source.bucket);
+  const found = (await ctx.store.getObject(source.bucket, source.key)) ?? fail('NoSuchKey');
+  const { object, body } = found;
+  // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
+  const etag = isMultipart(object) ? await md5OfBlob(body) : object.etag;
+  const result = await ctx.store.putObject({
+    bucket: ctx.bucket,
+    key: ctx.key,
+    size: object.size,
+    etag,
+    lastModified: ctx.now(),
+    contentType: object.contentType,
+    headers: object.headers,
+    meta: object.meta,
+  }, body);
+  if (result === 'noSuchBucket') fail('NoSuchBucket');
+  return new Response(null, { status: 200, headers: { etag: quoteEtag(etag) } });
+}
+
+export async function moveObject(ctx: Context): Promise<Response> {
+  oneSourceHeader(ctx);
+  await ownedBucket(ctx);
+  checkKeyLength(ctx.key);
+  const source = sourceOf(ctx.req.headers.get('x-svc-move-source')!);
+  if (source.bucket !== ctx.bucket) fail('InvalidArgument', 'A move across buckets is not supported; copy, then delete.');
+  if (source.key === ctx.key) fail('InvalidArgument', 'The source and destination of a move are the same object.');
+  const moved = await ctx.store.moveObject(ctx.bucket, source.key, ctx.key, ctx.now());
+  if (moved === 'noSuchBucket') return fail('NoSuchBucket');
+  if (moved === 'noSuchKey') return fail('NoSuchKey');
+  return new Response(null, { status: 200, headers: { etag: quoteEtag(moved.etag) } });
+}
+
+export async function putObjectMeta(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const headers = objectHeadersFrom(ctx.req.headers, true);
+  // The request has no payload of its own; a Content-MD5, if sent, must still match what came.
+  await readBody(ctx, { max: limits.smallXmlBodyBytes, tooLarge: 'EntityTooLarge', requireLength: false });
+  const result = await ctx.store.replaceObjectHeaders(ctx.bucket, ctx.key, headers, ctx.now());
+  // Spec: a missing object is a bare 404, without an error code.
+  if (result === 'noSuchKey') return new Response(null, { status: 404 });
+  return new Response(null, { status: 200 });
+}
+

@@ -1,0 +1,85 @@
+// XML in and out, through fast-xml-parser. Parsing is bounded: callers cap the body size before
+// calling parseXml, any DOCTYPE is refused (so no entity can be declared, let alone expanded), and
+// only XML's five predefined entities and numeric character references are decoded.
+import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
+import { SvcError } from './errors.ts';
+
+const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+
+const builder = new XMLBuilder({ ignoreAttributes: true, processEntities: true, suppressEmptyNode: false });
+
+/** A whole XML document: declaration first, no namespace. Arrays become repeated elements. */
+export function xmlDocument(root: Record<string, unknown>): string {
+  return DECLARATION + builder.build(root);
+}
+
+/** Elements that may repeat; the parser returns them as arrays even when there is one. */
+const REPEATED = new Set(['Object', 'Part']);
+
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  processEntities: false,
+  htmlEntities: false,
+  parseTagValue: false,
+  trimValues: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  isArray: (name) => REPEATED.has(name),
+  tagValueProcessor: (_name, value) => decodeEntities(value),
+});
+
+const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
+
+function decodeEntities(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(/&([^;&]{0,10});/g, (_m, name: string) => {
+    const predefined = PREDEFINED[name];
+    if (predefined !== undefined) return predefined;
+    const code = /^#x[0-9a-fA-F]{1,6}$/.test(name) ? parseInt(name.slice(2), 16)
+      : /^#[0-9]{1,7}$/.test(name) ? parseInt(name.slice(1), 10) : NaN;
+    if (!(code >= 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) {
+      throw new SvcError('MalformedXML', `Unknown or invalid entity &${name};`);
+    }
+    return String.fromCodePoint(code);
+  });
+}
+
+export type XmlNode = Record<string, unknown>;
+
+/** Parses a request body whose root element must be `root`; anything else is MalformedXML. */
+export function parseXml(text: string, root: string): XmlNode {
+  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new SvcError('MalformedXML', 'DTDs are not allowed.');
+  if (XMLValidator.validate(text) !== true) throw new SvcError('MalformedXML');
+  let doc: unknown;
+  try {
+    doc = parser.parse(text);
+  } catch (e) {
+    if (e instanceof SvcError) throw e;
+    throw new SvcError('MalformedXML');
+  }
+  const node = (doc as XmlNode)[root];
+  if (node === undefined) throw new SvcError('MalformedXML', `The root element must be ${root}.`);
+  // <Root/> parses as '' — an element with no children.
+  return typeof node === 'object' && node !== null ? (node as XmlNode) : {};
+}
+
+/** Text of a leaf child, or undefined when absent; a container where text is expected is malformed. */
+export function childText(node: XmlNode, name: string): string | undefined {
+  const v = node[name];
+  if (v === undefined) return undefined;
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) throw new SvcError('MalformedXML', `<${name}> appears more than once.`);
+  // An element with only whitespace and no children comes back as an object with '#text'.
+  const text = (v as XmlNode)['#text'];
+  if (Object.keys(v as XmlNode).every((k) => k === '#text')) return typeof text === 'string' ? text : '';
+  throw new SvcError('MalformedXML', `<${name}> must hold text.`);
+}
+
+/** Children that may repeat, as an array of element nodes. */
+export function children(node: XmlNode, name: string): XmlNode[] {
+  const v = node[name];
+  if (v === undefined) return [];
+  const list = Array.isArray(v) ? v : [v];
+  return list.map((item) => (typeof item === 'object' && item !== null ? (item as XmlNode) : {}));
+}

@@ -1,0 +1,112 @@
+// The Store: everything the handler keeps, behind operation-sized methods. Each write method is
+// one atomic step (one IndexedDB transaction in idb.ts): it checks what it depends on inside that
+// step, so a racing request can never leave half an object or an object in a deleted bucket.
+
+export type Acl = 'private' | 'public-read';
+
+export interface Account {
+  accessKeyId: string;
+  secret: string;
+  displayName: string;
+  /** Bytes this account may store; undefined = unlimited. */
+  quotaBytes?: number;
+  root?: boolean;
+}
+
+export interface BucketRecord {
+  name: string;
+  /** accessKeyId of the account that created it. */
+  owner: string;
+  acl: Acl;
+  created: number;
+}
+
+/** The response headers an object keeps besides Content-Type (spec: PUT Object Meta's list). */
+export const STANDARD_HEADERS = [
+  'content-encoding',
+  'cache-control',
+  'expires',
+  'content-disposition',
+  'content-language',
+] as const;
+export type StandardHeader = (typeof STANDARD_HEADERS)[number];
+
+/** Response metadata of an object: replaced as a whole by PUT Object Meta. */
+export interface ObjectHeaders {
+  contentType: string;
+  headers: Partial<Record<StandardHeader, string>>;
+  /** User metadata as [lower-cased name, value] pairs: a name like `__proto__` stays plain data. */
+  meta: [string, string][];
+}
+
+/** A piece of an object's bytes: one record of the `bodies` store. */
+export interface Chunk {
+  id: string;
+  size: number;
+}
+
+export interface ObjectRecord extends ObjectHeaders {
+  bucket: string;
+  key: string;
+  size: number;
+  /** Unquoted lower-case hex; `…-1` for a multipart object. */
+  etag: string;
+  /** Milliseconds since the epoch. */
+  lastModified: number;
+  /** The bytes, in order: one chunk for a PUT, one per part for a completed multipart upload. */
+  chunks: Chunk[];
+  /** x-svc-Object-md5 given at Complete. */
+  objectMd5?: string;
+}
+
+export interface ListObjectsOptions {
+  prefix: string;
+  marker: string;
+  delimiter: string;
+  maxKeys: number;
+}
+
+export type ListEntry = { kind: 'object'; object: ObjectRecord } | { kind: 'prefix'; prefix: string };
+
+export interface ListObjectsResult {
+  entries: ListEntry[];
+  truncated: boolean;
+}
+
+export type WriteResult = 'ok' | 'noSuchBucket';
+
+export interface Store {
+  getAccount(accessKeyId: string): Promise<Account | undefined>;
+
+  getBucket(name: string): Promise<BucketRecord | undefined>;
+  listBuckets(owner: string): Promise<BucketRecord[]>;
+  createBucket(bucket: BucketRecord): Promise<'ok' | 'exists'>;
+  /** Deletes only a bucket with no object and no upload. */
+  deleteBucket(name: string): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
+  setBucketAcl(name: string, acl: Acl): Promise<WriteResult>;
+
+  /** Metadata only (HEAD, conditionals, listing checks). */
+  headObject(bucket: string, key: string): Promise<ObjectRecord | undefined>;
+  /** Metadata and bytes read in one snapshot: a racing write is seen whole or not at all. */
+  getObject(bucket: string, key: string): Promise<{ object: ObjectRecord; body: Blob } | undefined>;
+  /** Stores `body` as the object's bytes and replaces any object at the key. `object.chunks` is set here. */
+  putObject(object: Omit<ObjectRecord, 'chunks'>, body: Blob): Promise<WriteResult>;
+  deleteObject(bucket: string, key: string): Promise<'ok' | 'noSuchKey'>;
+  /** Deletes each key (missing keys count as deleted) in one step. */
+  deleteObjects(bucket: string, keys: string[]): Promise<WriteResult>;
+  /** Re-keys an object inside its bucket without touching its bytes; replaces the destination. */
+  moveObject(bucket: string, from: string, to: string, lastModified: number): Promise<ObjectRecord | 'noSuchKey' | 'noSuchBucket'>;
+  /** Replaces the response metadata; bytes and ETag stay. */
+  replaceObjectHeaders(bucket: string, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey'>;
+  listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
+
+  close(): void;
+}
+
+/** An in-progress multipart upload (the multipart issue fills in the rest). */
+export interface UploadRecord {
+  uploadId: string;
+  bucket: string;
+  key: string;
+  initiated: number;
+}
