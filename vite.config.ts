@@ -8,5 +8,6 @@ export default defineConfig({
     setupFiles: ['test/support/setup.ts'],
     environment: 'node',
     testTimeout: 30_000,
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

@@ -17,10 +17,9 @@ let wasmRefused = false;
 function sparkMd5(): Md5 {
   const h = new SparkMD5.ArrayBuffer();
   return {
+    // spark-md5 takes whole ArrayBuffers; cut out exactly this view's bytes.
     update: (data) =>
-      h.append(data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
-        ? (data.buffer as ArrayBuffer)
-        : (data.slice().buffer as ArrayBuffer)),
+      h.append((data.buffer as ArrayBuffer).slice(data.byteOffset, data.byteOffset + data.byteLength)),
     digest: () => h.end(),
   };
 }
