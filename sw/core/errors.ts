@@ -1,6 +1,6 @@
 // The one place where failures become responses. Operations throw SvcError; handler.ts turns it
 // (and anything unexpected, as InternalError) into the contract's XML error body.
-import { xmlDocument } from './xml.ts';
+import { xmlResponse } from './xml.ts';
 
 const STATUS = {
   AccessDenied: 403,
@@ -67,11 +67,11 @@ export function errorResponse(err: SvcError, resource: string, requestId: string
   const headers = new Headers(err.headers);
   // HEAD never carries a body; the status alone answers it.
   if (method === 'HEAD') return new Response(null, { status: err.status, headers });
-  headers.set('content-type', 'application/xml');
-  const body = xmlDocument({
-    Error: { Code: err.code, Message: err.message, Resource: resource, RequestId: requestId },
-  });
-  return new Response(body, { status: err.status, headers });
+  return xmlResponse(
+    { Error: { Code: err.code, Message: err.message, Resource: resource, RequestId: requestId } },
+    err.status,
+    headers,
+  );
 }
 
 /** Errors thrown by IndexedDB when the browser refuses to store more. */

@@ -13,6 +13,15 @@ export function xmlDocument(root: Record<string, unknown>): string {
   return DECLARATION + builder.build(root);
 }
 
+/** An XML response with its Content-Length (the request log counts bytes out from it). */
+export function xmlResponse(root: Record<string, unknown>, status = 200, headers?: HeadersInit): Response {
+  const bytes = new TextEncoder().encode(xmlDocument(root));
+  const h = new Headers(headers);
+  h.set('content-type', 'application/xml');
+  h.set('content-length', String(bytes.byteLength));
+  return new Response(bytes, { status, headers: h });
+}
+
 /** Elements that may repeat; the parser returns them as arrays even when there is one. */
 const REPEATED = new Set(['Object', 'Part']);
 

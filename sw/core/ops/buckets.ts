@@ -3,12 +3,9 @@ import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket, requireCaller } from '../access.ts';
 import { isoDate, quoteEtag } from '../http.ts';
-import { xmlDocument } from '../xml.ts';
+import { xmlResponse } from '../xml.ts';
 import type { Acl } from '../../store/types.ts';
 import type { Context } from '../context.ts';
-
-const xml = (root: Record<string, unknown>) =>
-  new Response(xmlDocument(root), { status: 200, headers: { 'content-type': 'application/xml' } });
 
 function aclFrom(ctx: Context, fallback?: Acl): Acl {
   const value = ctx.req.headers.get('x-svc-acl')?.trim() ?? fallback;
@@ -78,13 +75,13 @@ export async function listObjects(ctx: Context): Promise<Response> {
     StorageClass: 'STANDARD',
   }] : []);
   result.CommonPrefixes = entries.flatMap((e) => (e.kind === 'prefix' ? [{ Prefix: e.prefix }] : []));
-  return xml({ ListBucketResult: result });
+  return xmlResponse({ ListBucketResult: result });
 }
 
 export async function listBuckets(ctx: Context): Promise<Response> {
   const caller = requireCaller(ctx);
   const buckets = await ctx.store.listBuckets(caller.accessKeyId);
-  return xml({
+  return xmlResponse({
     ListAllMyBucketsResult: {
       Owner: { ID: caller.accessKeyId, DisplayName: caller.displayName },
       Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: isoDate(b.created) })) },

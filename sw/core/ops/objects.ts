@@ -6,7 +6,7 @@ import { readBody, readXmlBody } from '../body.ts';
 import {
   contentDisposition, httpDate, isMediaType, modifiedSince, parseRange, quoteEtag, utf8Length,
 } from '../http.ts';
-import { children, childText, parseXml, xmlDocument } from '../xml.ts';
+import { children, childText, parseXml, xmlResponse } from '../xml.ts';
 import { isValidBucketName } from '../address.ts';
 import { md5OfBlob } from '../../hash/md5.ts';
 import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
@@ -166,7 +166,7 @@ export async function deleteObjects(ctx: Context): Promise<Response> {
   const result: Record<string, unknown> = {};
   if (!quiet) result.Deleted = deleted;
   result.Error = errors;
-  return new Response(xmlDocument({ DeleteResult: result }), { status: 200, headers: { 'content-type': 'application/xml' } });
+  return xmlResponse({ DeleteResult: result });
 }
 
 /** `x-svc-copy-source` / `x-svc-move-source`: URL-encoded `/{bucket}/{key}`. */
