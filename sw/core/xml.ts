@@ -40,6 +40,13 @@ const parser = new XMLParser({
 
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
 
+/** Characters XML 1.0 forbids anywhere in a document (its Char production), NUL among them. */
+const NOT_XML_CHAR = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
+
+const isXmlChar = (code: number): boolean =>
+  code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff)
+  || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+
 function decodeEntities(text: string): string {
   if (!text.includes('&')) return text;
   return text.replace(/&([^;&]{0,10});/g, (_m, name: string) => {
@@ -47,7 +54,7 @@ function decodeEntities(text: string): string {
     if (predefined !== undefined) return predefined;
     const code = /^#x[0-9a-fA-F]{1,6}$/.test(name) ? parseInt(name.slice(2), 16)
       : /^#[0-9]{1,7}$/.test(name) ? parseInt(name.slice(1), 10) : NaN;
-    if (!(code >= 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) {
+    if (!isXmlChar(code)) {
       throw new SvcError('MalformedXML', `Unknown or invalid entity &${name};`);
     }
     return String.fromCodePoint(code);
@@ -59,6 +66,7 @@ export type XmlNode = Record<string, unknown>;
 /** Parses a request body whose root element must be `root`; anything else is MalformedXML. */
 export function parseXml(text: string, root: string): XmlNode {
   if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new SvcError('MalformedXML', 'DTDs are not allowed.');
+  if (NOT_XML_CHAR.test(text)) throw new SvcError('MalformedXML', 'The body holds a character XML does not allow.');
   if (XMLValidator.validate(text) !== true) throw new SvcError('MalformedXML');
   let doc: unknown;
   try {
