@@ -2,6 +2,7 @@
 // is answered here in one step.
 import { fail } from './errors.ts';
 import * as buckets from './ops/buckets.ts';
+import * as multipart from './ops/multipart.ts';
 import * as objects from './ops/objects.ts';
 import type { Target } from './address.ts';
 import type { Operation } from './context.ts';
@@ -46,7 +47,7 @@ export const routes: Route[] = [
   { method: 'GET', target: 'bucket', sub: 'acl', name: 'GetBucketAcl', op: buckets.getBucketAcl },
   { method: 'PUT', target: 'bucket', sub: 'acl', name: 'PutBucketAcl', op: buckets.putBucketAcl },
   { method: 'POST', target: 'bucket', sub: 'delete', name: 'DeleteObjects', op: objects.deleteObjects },
-  { method: 'GET', target: 'bucket', sub: 'uploads', name: 'ListMultipartUploads', op: later('multipart issue') },
+  { method: 'GET', target: 'bucket', sub: 'uploads', name: 'ListMultipartUploads', op: multipart.listUploads },
   { method: 'GET', target: 'bucket', sub: 'versioning', name: 'GetBucketVersioning', op: later('versioning issue') },
   { method: 'PUT', target: 'bucket', sub: 'versioning', name: 'PutBucketVersioning', op: later('versioning issue') },
   { method: 'GET', target: 'bucket', sub: 'versions', name: 'ListObjectVersions', op: later('versioning issue') },
@@ -58,11 +59,11 @@ export const routes: Route[] = [
   { method: 'PUT', target: 'object', sub: null, name: 'PutObject', op: objects.putObject },
   { method: 'DELETE', target: 'object', sub: null, name: 'DeleteObject', op: objects.deleteObject },
   { method: 'PUT', target: 'object', sub: 'meta', name: 'PutObjectMeta', op: objects.putObjectMeta },
-  { method: 'POST', target: 'object', sub: 'uploads', name: 'CreateMultipartUpload', op: later('multipart issue') },
-  { method: 'PUT', target: 'object', sub: 'uploadId', name: 'UploadPart', op: later('multipart issue') },
-  { method: 'POST', target: 'object', sub: 'uploadId', name: 'CompleteMultipartUpload', op: later('multipart issue') },
-  { method: 'DELETE', target: 'object', sub: 'uploadId', name: 'AbortMultipartUpload', op: later('multipart issue') },
-  { method: 'GET', target: 'object', sub: 'uploadId', name: 'ListParts', op: later('multipart issue') },
+  { method: 'POST', target: 'object', sub: 'uploads', name: 'CreateMultipartUpload', op: multipart.initiateUpload },
+  { method: 'PUT', target: 'object', sub: 'uploadId', name: 'UploadPart', op: multipart.uploadPart },
+  { method: 'POST', target: 'object', sub: 'uploadId', name: 'CompleteMultipartUpload', op: multipart.completeUpload },
+  { method: 'DELETE', target: 'object', sub: 'uploadId', name: 'AbortMultipartUpload', op: multipart.abortUpload },
+  { method: 'GET', target: 'object', sub: 'uploadId', name: 'ListParts', op: multipart.listParts },
 ];
 
 /** The route for a request; 405 MethodNotAllowed when the table has none. */

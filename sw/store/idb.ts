@@ -2,12 +2,13 @@
 // apart from the small metadata records, so listing and moving never touch bytes (architecture
 // rules 6 and 7). Every write is one readwrite transaction with strict durability, and nothing but
 // IndexedDB requests is awaited inside it. Invariant: every body record belongs to exactly one
-// object (or, later, one uploaded part); whoever drops the reference deletes the body.
+// object or one uploaded part; whoever drops the reference deletes the body. Completing a
+// multipart upload hands the parts' bodies to the new object: no byte is copied.
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { SvcError, isQuotaError } from '../core/errors.ts';
 import type {
-  Account, Acl, BucketRecord, ListEntry, ListObjectsOptions, ListObjectsResult, ObjectHeaders,
-  ObjectRecord, Store, UploadRecord, WriteResult,
+  Account, Acl, BucketRecord, CompleteRefusal, ListEntry, ListObjectsOptions, ListObjectsResult,
+  ListUploadsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, UploadRecord, WriteResult,
 } from './types.ts';
 
 interface Schema extends DBSchema {
@@ -16,6 +17,7 @@ interface Schema extends DBSchema {
   objects: { key: [string, string]; value: ObjectRecord };
   bodies: { key: string; value: { id: string; blob: Blob } };
   uploads: { key: string; value: UploadRecord; indexes: { byBucketKey: [string, string, string] } };
+  parts: { key: [string, number]; value: PartRecord };
 }
 
 type Names = StoreNames<Schema>;
@@ -37,6 +39,9 @@ const bucketRange = (bucket: string, from?: string, open = false) =>
 
 const newId = (): string => crypto.randomUUID();
 
+/** All parts of one upload in the [uploadId, partNumber] part store. */
+const partRange = (uploadId: string, after = 0) => IDBKeyRange.bound([uploadId, after], [uploadId, Infinity], true);
+
 function openDatabase(factory: IDBFactory, name: string): Promise<Db> {
   const request = factory.open(name, VERSION);
   request.onupgradeneeded = (event) => {
@@ -48,6 +53,7 @@ function openDatabase(factory: IDBFactory, name: string): Promise<Db> {
       db.createObjectStore('bodies', { keyPath: 'id' });
       db.createObjectStore('uploads', { keyPath: 'uploadId' })
         .createIndex('byBucketKey', ['bucket', 'key', 'uploadId']);
+      db.createObjectStore('parts', { keyPath: ['uploadId', 'partNumber'] });
     }
   };
   return wrap(request) as unknown as Promise<Db>;
@@ -271,6 +277,109 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         cursor = await cursor.continue();
       }
       return { entries, truncated };
+    },
+
+    createUpload(upload: UploadRecord) {
+      return write(['buckets', 'uploads'], async (tx): Promise<WriteResult> => {
+        if (!(await tx.objectStore('buckets').getKey(upload.bucket))) return 'noSuchBucket';
+        await tx.objectStore('uploads').add(upload);
+        return 'ok';
+      });
+    },
+
+    async getUpload(uploadId: string) {
+      return (await db()).get('uploads', uploadId);
+    },
+
+    putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+      return write(['uploads', 'parts', 'bodies'], async (tx) => {
+        // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
+        if (!(await tx.objectStore('uploads').getKey(part.uploadId))) return 'noSuchUpload' as const;
+        const parts = tx.objectStore('parts');
+        const old = await parts.get([part.uploadId, part.partNumber]);
+        const bodyId = newId();
+        await tx.objectStore('bodies').add({ id: bodyId, blob: body });
+        await parts.put({ ...part, bodyId });
+        if (old) await tx.objectStore('bodies').delete(old.bodyId);
+        return 'ok' as const;
+      });
+    },
+
+    completeUpload(
+      uploadId: string,
+      list: { partNumber: number; etag: string }[],
+      object: Omit<ObjectRecord, 'chunks' | 'size'>,
+      minPartBytes: number,
+    ) {
+      // The bucket cannot vanish meanwhile: deleteBucket refuses while an upload exists.
+      return write(['uploads', 'parts', 'objects', 'bodies'], async (tx): Promise<ObjectRecord | CompleteRefusal> => {
+        if (!(await tx.objectStore('uploads').getKey(uploadId))) return { refused: 'noSuchUpload' };
+        const uploaded = new Map((await tx.objectStore('parts').getAll(partRange(uploadId))).map((p) => [p.partNumber, p]));
+        const chosen: PartRecord[] = [];
+        for (const want of list) {
+          const part = uploaded.get(want.partNumber);
+          if (!part || part.etag !== want.etag) return { refused: 'invalidPart', partNumber: want.partNumber };
+          chosen.push(part);
+        }
+        const small = chosen.slice(0, -1).find((p) => p.size < minPartBytes);
+        if (small) return { refused: 'entityTooSmall', partNumber: small.partNumber };
+
+        const objects = tx.objectStore('objects');
+        const bodies = tx.objectStore('bodies');
+        const replaced = await objects.get([object.bucket, object.key]);
+        const made: ObjectRecord = {
+          ...object,
+          size: chosen.reduce((n, p) => n + p.size, 0),
+          chunks: chosen.map((p) => ({ id: p.bodyId, size: p.size })),
+        };
+        await objects.put(made);
+        await deleteBodies(bodies, replaced);
+        const kept = new Set(chosen.map((p) => p.bodyId));
+        for (const part of uploaded.values()) if (!kept.has(part.bodyId)) await bodies.delete(part.bodyId);
+        await tx.objectStore('parts').delete(partRange(uploadId));
+        await tx.objectStore('uploads').delete(uploadId);
+        return made;
+      });
+    },
+
+    abortUpload(uploadId: string) {
+      return write(['uploads', 'parts', 'bodies'], async (tx) => {
+        if (!(await tx.objectStore('uploads').getKey(uploadId))) return 'noSuchUpload' as const;
+        const parts = await tx.objectStore('parts').getAll(partRange(uploadId));
+        for (const part of parts) await tx.objectStore('bodies').delete(part.bodyId);
+        await tx.objectStore('parts').delete(partRange(uploadId));
+        await tx.objectStore('uploads').delete(uploadId);
+        return 'ok' as const;
+      });
+    },
+
+    async listParts(uploadId: string, marker: number, max: number) {
+      const parts = await (await db()).getAll('parts', partRange(uploadId, marker), max + 1);
+      return { parts: parts.slice(0, max), truncated: parts.length > max };
+    },
+
+    async listUploads(bucket: string, o: ListUploadsOptions) {
+      // Start after (key-marker, upload-id-marker), or after every upload of key-marker when no
+      // upload-id-marker is given; never before the prefix.
+      const after: [string, string, string] | [string, string, string[]] = o.uploadIdMarker
+        ? [bucket, o.keyMarker, o.uploadIdMarker]
+        : [bucket, o.keyMarker, []];
+      const from: [string, string] | [string, string, string] | [string, string, string[]] =
+        o.keyMarker !== '' && o.keyMarker >= o.prefix ? after : [bucket, o.prefix];
+      const range = IDBKeyRange.bound(from, [bucket, []], from.length === 3, true);
+      const tx = (await db()).transaction('uploads', 'readonly');
+      const uploads: UploadRecord[] = [];
+      let truncated = false;
+      let cursor = await tx.store.index('byBucketKey').openCursor(range);
+      while (cursor && cursor.value.key.startsWith(o.prefix)) {
+        if (uploads.length === o.maxUploads) {
+          truncated = true;
+          break;
+        }
+        uploads.push(cursor.value);
+        cursor = await cursor.continue();
+      }
+      return { uploads, truncated };
     },
   };
   return store;

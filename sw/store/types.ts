@@ -100,13 +100,61 @@ export interface Store {
   replaceObjectHeaders(bucket: string, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey'>;
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
 
+  /** Starts an upload; fails when the bucket is gone. */
+  createUpload(upload: UploadRecord): Promise<WriteResult>;
+  getUpload(uploadId: string): Promise<UploadRecord | undefined>;
+  /** Stores a part (replacing one with the same number) only while the upload is in progress. */
+  putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchUpload'>;
+  /**
+   * In one step: checks the listed parts (exist, ETags match, all but the last at least
+   * `minPartBytes`), makes the object from their bodies without copying bytes, deletes the
+   * unlisted parts and ends the upload. A refusal changes nothing.
+   */
+  completeUpload(
+    uploadId: string,
+    parts: { partNumber: number; etag: string }[],
+    object: Omit<ObjectRecord, 'chunks' | 'size'>,
+    minPartBytes: number,
+  ): Promise<ObjectRecord | CompleteRefusal>;
+  /** Ends the upload and deletes its parts. */
+  abortUpload(uploadId: string): Promise<'ok' | 'noSuchUpload'>;
+  /** Parts with a number above `marker`, ascending, at most `max`. */
+  listParts(uploadId: string, marker: number, max: number): Promise<{ parts: PartRecord[]; truncated: boolean }>;
+  /** In-progress uploads ordered by key, then uploadId. */
+  listUploads(bucket: string, options: ListUploadsOptions): Promise<{ uploads: UploadRecord[]; truncated: boolean }>;
+
   close(): void;
 }
 
-/** An in-progress multipart upload (the multipart issue fills in the rest). */
-export interface UploadRecord {
+/** An in-progress multipart upload. */
+export interface UploadRecord extends ObjectHeaders {
   uploadId: string;
   bucket: string;
   key: string;
+  /** Milliseconds since the epoch. */
   initiated: number;
 }
+
+/** An uploaded part; its bytes are the body record `bodyId`. */
+export interface PartRecord {
+  uploadId: string;
+  partNumber: number;
+  /** Unquoted lower-case hex MD5 of the part. */
+  etag: string;
+  size: number;
+  lastModified: number;
+  bodyId: string;
+}
+
+export interface ListUploadsOptions {
+  prefix: string;
+  keyMarker: string;
+  uploadIdMarker: string;
+  maxUploads: number;
+}
+
+/** Why a Complete was refused, checked inside its one transaction. */
+export type CompleteRefusal =
+  | { refused: 'noSuchUpload' }
+  | { refused: 'invalidPart'; partNumber: number }
+  | { refused: 'entityTooSmall'; partNumber: number };

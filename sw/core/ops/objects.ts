@@ -32,19 +32,22 @@ export function objectHeadersFrom(h: Headers, strictType = false): ObjectHeaders
     if (value !== null) headers[name] = value;
   }
   const meta: [string, string][] = [];
-  let metaBytes = 0;
   for (const [name, value] of h) {
     if (!name.startsWith(META_PREFIX)) continue;
     const short = name.slice(META_PREFIX.length);
     if (short === '') fail('InvalidArgument', 'A user metadata header needs a name after x-svc-meta-.');
-    // Header values arrive as byte strings: one character per byte sent.
-    metaBytes += short.length + value.length;
     meta.push([short, value]);
   }
-  if (metaBytes > limits.userMetadataBytes) {
+  checkMetadataSize(meta);
+  return { contentType, headers, meta };
+}
+
+export function checkMetadataSize(meta: [string, string][]): void {
+  // Names and values come from headers, which are byte strings: one character per byte sent.
+  const bytes = meta.reduce((n, [name, value]) => n + name.length + value.length, 0);
+  if (bytes > limits.userMetadataBytes) {
     fail('InvalidArgument', `User metadata may not exceed ${limits.userMetadataBytes} bytes (names and values).`);
   }
-  return { contentType, headers, meta };
 }
 
 const isMultipart = (o: ObjectRecord) => o.etag.includes('-');

@@ -1,0 +1,192 @@
+// Multipart upload (spec "Multipart upload", contract section 6): Initiate, Upload Part,
+// Complete, Abort, List Parts, List Multipart Uploads.
+import { fail } from '../errors.ts';
+import { limits } from '../limits.ts';
+import { ownedBucket } from '../access.ts';
+import { declaredLength, readBody, readXmlBody } from '../body.ts';
+import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
+import { children, childText, parseXml, xmlResponse } from '../xml.ts';
+import { checkKeyLength, checkMetadataSize, objectHeadersFrom } from './objects.ts';
+import { intParam } from './buckets.ts';
+import { md5OfText } from '../../hash/md5.ts';
+import type { BucketRecord, UploadRecord } from '../../store/types.ts';
+import type { Context } from '../context.ts';
+
+let lastIdTime = 0;
+
+/**
+ * Unique, URL-safe, never only digits, and sorting in order of initiation: a letter, the time
+ * (strictly increasing within this context) in fixed-width base 36, then randomness.
+ */
+export function newUploadId(now: number): string {
+  lastIdTime = Math.max(now, lastIdTime + 1);
+  const random = Array.from(crypto.getRandomValues(new Uint8Array(10)), (b) => (b % 36).toString(36)).join('');
+  return 'u' + lastIdTime.toString(36).padStart(9, '0') + random;
+}
+
+/** The upload named by ?uploadId, when it is in progress and belongs to this bucket and key. */
+async function uploadOf(ctx: Context): Promise<UploadRecord> {
+  const uploadId = ctx.query.get('uploadId') ?? '';
+  const upload = uploadId === '' ? undefined : await ctx.store.getUpload(uploadId);
+  if (!upload) return fail('NoSuchUpload');
+  if (upload.bucket !== ctx.bucket || upload.key !== ctx.key) {
+    fail('InvalidArgument', 'The upload ID does not belong to this bucket and key.');
+  }
+  return upload;
+}
+
+const owner = async (ctx: Context, bucket: BucketRecord) => {
+  const account = await ctx.store.getAccount(bucket.owner);
+  return { ID: bucket.owner, DisplayName: account?.displayName ?? bucket.owner };
+};
+
+export async function initiateUpload(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  checkKeyLength(ctx.key, 'KeyTooLong');
+  declaredLength(ctx, true);
+  const headers = objectHeadersFrom(ctx.req.headers);
+  const upload: UploadRecord = {
+    uploadId: newUploadId(ctx.now()),
+    bucket: ctx.bucket,
+    key: ctx.key,
+    initiated: ctx.now(),
+    ...headers,
+  };
+  if ((await ctx.store.createUpload(upload)) === 'noSuchBucket') fail('NoSuchBucket');
+  return xmlResponse({ InitiateMultipartUploadResult: { Bucket: ctx.bucket, Key: ctx.key, UploadId: upload.uploadId } });
+}
+
+function partNumberOf(ctx: Context): number {
+  const text = ctx.query.get('partNumber') ?? '';
+  const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= limits.partNumberMax)) fail('InvalidArgument', `partNumber must be an integer from 1 to ${limits.partNumberMax}.`);
+  return n;
+}
+
+export async function uploadPart(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const partNumber = partNumberOf(ctx);
+  const upload = await uploadOf(ctx);
+  const body = await readBody(ctx, { max: limits.partBytes, tooLarge: 'EntityTooLarge', requireLength: true });
+  const stored = await ctx.store.putPart(
+    { uploadId: upload.uploadId, partNumber, etag: body.md5, size: body.size, lastModified: ctx.now() },
+    body.blob,
+  );
+  if (stored === 'noSuchUpload') fail('NoSuchUpload');
+  return new Response(null, { status: 200, headers: { etag: quoteEtag(body.md5) } });
+}
+
+/** The part list of a Complete body, in the contract's check order up to InvalidPartOrder. */
+function partList(xml: string): { partNumber: number; etag: string }[] {
+  const doc = parseXml(xml, 'CompleteMultipartUpload');
+  const parts = children(doc, 'Part').map((p) => {
+    const number = childText(p, 'PartNumber')?.trim() ?? '';
+    const etag = childText(p, 'ETag');
+    if (!/^\d{1,5}$/.test(number) || etag === undefined) fail('MalformedXML', 'Every Part needs a PartNumber and an ETag.');
+    return { partNumber: Number(number), etag: unquoteEtag(etag!).toLowerCase() };
+  });
+  if (parts.length === 0) fail('MalformedXML', 'At least one Part is required.');
+  for (let i = 1; i < parts.length; i++) {
+    if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) {
+      fail('InvalidPartOrder', 'The parts must be listed in strictly ascending order of part number.');
+    }
+  }
+  return parts;
+}
+
+export async function completeUpload(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const upload = await uploadOf(ctx);
+  const objectMd5 = ctx.req.headers.get('x-svc-object-md5')?.trim();
+  if (objectMd5 !== undefined && !/^[0-9a-fA-F]{32}$/.test(objectMd5)) {
+    fail('InvalidDigest', 'x-svc-Object-md5 must be 32 hex characters.');
+  }
+  const parts = partList(await readXmlBody(ctx, limits.completeBodyBytes));
+  // Complete's own metadata wins over Initiate's, name by name.
+  const meta = new Map(upload.meta);
+  for (const [name, value] of objectHeadersFrom(ctx.req.headers).meta) meta.set(name, value);
+  checkMetadataSize([...meta]);
+  const etag = (await md5OfText(parts.map((p) => p.etag + '-').join(''))) + '-1';
+  const made = await ctx.store.completeUpload(upload.uploadId, parts, {
+    bucket: ctx.bucket,
+    key: ctx.key,
+    etag,
+    lastModified: ctx.now(),
+    contentType: upload.contentType,
+    headers: upload.headers,
+    meta: [...meta],
+    ...(objectMd5 ? { objectMd5: objectMd5.toLowerCase() } : {}),
+  }, limits.partMinBytes);
+  if ('refused' in made) {
+    switch (made.refused) {
+      case 'noSuchUpload':
+        return fail('NoSuchUpload');
+      case 'invalidPart':
+        return fail('InvalidPart', `Part ${made.partNumber} was not uploaded, or its ETag does not match.`);
+      case 'entityTooSmall':
+        return fail('EntityTooSmall', `Part ${made.partNumber} is under ${limits.partMinBytes} bytes and is not the last part.`);
+    }
+  }
+  const location = `http://${ctx.bucket}.${ctx.endpoint}/${ctx.key.split('/').map(encodeURIComponent).join('/')}`;
+  return xmlResponse({
+    CompleteMultipartUploadResult: { Location: location, Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(etag) },
+  });
+}
+
+export async function abortUpload(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const upload = await uploadOf(ctx);
+  if ((await ctx.store.abortUpload(upload.uploadId)) === 'noSuchUpload') fail('NoSuchUpload');
+  return new Response(null, { status: 204 });
+}
+
+export async function listParts(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  const maxParts = intParam(ctx, 'max-parts', limits.maxPartsMax, limits.maxPartsMax);
+  const marker = intParam(ctx, 'part-number-marker', 0, limits.partNumberMax);
+  const upload = await uploadOf(ctx);
+  const { parts, truncated } = await ctx.store.listParts(upload.uploadId, marker, maxParts);
+  return xmlResponse({
+    ListPartsResult: {
+      Bucket: ctx.bucket,
+      Key: ctx.key,
+      UploadId: upload.uploadId,
+      Owner: await owner(ctx, bucket),
+      StorageClass: 'STANDARD',
+      PartNumberMarker: marker,
+      NextPartNumberMarker: parts.at(-1)?.partNumber ?? marker,
+      MaxParts: maxParts,
+      IsTruncated: truncated,
+      Part: parts.map((p) => ({
+        PartNumber: p.partNumber, LastModified: isoDate(p.lastModified), ETag: quoteEtag(p.etag), Size: p.size,
+      })),
+    },
+  });
+}
+
+export async function listUploads(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  const maxUploads = intParam(ctx, 'max-uploads', limits.maxUploadsMax, limits.maxUploadsMax);
+  const prefix = ctx.query.get('prefix') ?? '';
+  const keyMarker = ctx.query.get('key-marker') ?? '';
+  const uploadIdMarker = ctx.query.get('upload-id-marker') ?? '';
+  const { uploads, truncated } = await ctx.store.listUploads(ctx.bucket, { prefix, keyMarker, uploadIdMarker, maxUploads });
+  const who = await owner(ctx, bucket);
+  const last = uploads.at(-1);
+  return xmlResponse({
+    ListMultipartUploadsResult: {
+      Bucket: ctx.bucket,
+      KeyMarker: keyMarker,
+      UploadIdMarker: uploadIdMarker,
+      NextKeyMarker: last?.key ?? '',
+      NextUploadIdMarker: last?.uploadId ?? '',
+      MaxUploads: maxUploads,
+      IsTruncated: truncated,
+      Prefix: prefix,
+      Upload: uploads.map((u) => ({
+        Key: u.key, UploadId: u.uploadId, Owner: who, StorageClass: 'STANDARD', Initiated: isoDate(u.initiated),
+      })),
+    },
+  });
+}
+
