@@ -26,9 +26,9 @@ const STATUS = {
   MethodNotAllowed: 405,
   BucketAlreadyExists: 409,
   BucketNotEmpty: 409,
+  AccountNotEmpty: 409,
   InvalidRange: 416,
   InternalError: 500,
-  NotImplemented: 501,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS;

@@ -1,6 +1,7 @@
 // The dispatch table: (method, target, sub-resource[, header]) → operation. "Where is PUT Object?"
 // is answered here in one step.
 import { fail } from './errors.ts';
+import * as accounts from './ops/accounts.ts';
 import * as buckets from './ops/buckets.ts';
 import * as multipart from './ops/multipart.ts';
 import * as objects from './ops/objects.ts';
@@ -30,15 +31,12 @@ export interface Route {
   op: Operation;
 }
 
-const later = (issue: string): Operation => async () =>
-  fail('NotImplemented', `This operation is not implemented yet (${issue}).`);
-
 // Rows with a `header` come before the row without, for the same method, target and sub.
 export const routes: Route[] = [
   { method: 'GET', target: 'service', sub: null, name: 'ListBuckets', op: buckets.listBuckets },
-  { method: 'GET', target: 'service', sub: 'accounts', name: 'ListAccounts', op: later('accounts issue') },
-  { method: 'PUT', target: 'service', sub: 'account', name: 'PutAccount', op: later('accounts issue') },
-  { method: 'DELETE', target: 'service', sub: 'account', name: 'DeleteAccount', op: later('accounts issue') },
+  { method: 'GET', target: 'service', sub: 'accounts', name: 'ListAccounts', op: accounts.listAccounts },
+  { method: 'PUT', target: 'service', sub: 'account', name: 'PutAccount', op: accounts.putAccount },
+  { method: 'DELETE', target: 'service', sub: 'account', name: 'DeleteAccount', op: accounts.deleteAccount },
 
   { method: 'PUT', target: 'bucket', sub: null, name: 'CreateBucket', op: buckets.createBucket },
   { method: 'DELETE', target: 'bucket', sub: null, name: 'DeleteBucket', op: buckets.deleteBucket },
@@ -48,9 +46,9 @@ export const routes: Route[] = [
   { method: 'PUT', target: 'bucket', sub: 'acl', name: 'PutBucketAcl', op: buckets.putBucketAcl },
   { method: 'POST', target: 'bucket', sub: 'delete', name: 'DeleteObjects', op: objects.deleteObjects },
   { method: 'GET', target: 'bucket', sub: 'uploads', name: 'ListMultipartUploads', op: multipart.listUploads },
-  { method: 'GET', target: 'bucket', sub: 'versioning', name: 'GetBucketVersioning', op: later('versioning issue') },
-  { method: 'PUT', target: 'bucket', sub: 'versioning', name: 'PutBucketVersioning', op: later('versioning issue') },
-  { method: 'GET', target: 'bucket', sub: 'versions', name: 'ListObjectVersions', op: later('versioning issue') },
+  { method: 'GET', target: 'bucket', sub: 'versioning', name: 'GetBucketVersioning', op: buckets.getBucketVersioning },
+  { method: 'PUT', target: 'bucket', sub: 'versioning', name: 'PutBucketVersioning', op: buckets.putBucketVersioning },
+  { method: 'GET', target: 'bucket', sub: 'versions', name: 'ListObjectVersions', op: buckets.listVersions },
 
   { method: 'GET', target: 'object', sub: null, name: 'GetObject', op: objects.getObject },
   { method: 'HEAD', target: 'object', sub: null, name: 'HeadObject', op: objects.headObject },

@@ -1,28 +1,36 @@
 // The Store over IndexedDB, through idb. Bytes live as Blobs in `bodies`, one record per chunk,
 // apart from the small metadata records, so listing and moving never touch bytes (architecture
 // rules 6 and 7). Every write is one readwrite transaction with strict durability, and nothing but
-// IndexedDB requests is awaited inside it. Invariant: every body record belongs to exactly one
-// object or one uploaded part; whoever drops the reference deletes the body. Completing a
-// multipart upload hands the parts' bodies to the new object: no byte is copied.
+// IndexedDB requests is awaited inside it.
+//
+// Invariants the tests count:
+// - every body record belongs to exactly one current object, historical version or uploaded part;
+//   whoever drops the reference deletes the body. Completing a multipart upload hands the parts'
+//   bodies to the new object: no byte is copied.
+// - an account's usedBytes is the size of everything its buckets hold. Each write charges the
+//   bucket owner before it writes anything, so a write over the quota changes nothing.
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { SvcError, isQuotaError } from '../core/errors.ts';
 import type {
-  Account, Acl, BucketRecord, CompleteRefusal, ListEntry, ListObjectsOptions, ListObjectsResult,
-  ListUploadsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, UploadRecord, WriteResult,
+  Account, Acl, BucketRecord, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
+  ListUploadsOptions, ListVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
+  UploadRecord, VersionEntry, VersioningStatus, WriteResult,
 } from './types.ts';
 
 interface Schema extends DBSchema {
   accounts: { key: string; value: Account };
   buckets: { key: string; value: BucketRecord };
   objects: { key: [string, string]; value: ObjectRecord };
+  versions: { key: [string, string, number]; value: ObjectRecord };
   bodies: { key: string; value: { id: string; blob: Blob } };
   uploads: { key: string; value: UploadRecord; indexes: { byBucketKey: [string, string, string] } };
   parts: { key: [string, number]; value: PartRecord };
 }
 
 type Names = StoreNames<Schema>;
-type Tx<N extends Names[]> = IDBPTransaction<Schema, N, 'readwrite'>;
 type Db = IDBPDatabase<Schema>;
+/** A readwrite transaction over whichever stores the caller named. */
+type Tx = IDBPTransaction<Schema, Names[], 'readwrite'>;
 
 const VERSION = 1;
 
@@ -30,6 +38,7 @@ export const ROOT_ACCOUNT: Account = {
   accessKeyId: 'svcadmin',
   secret: 'svcadmin-secret',
   displayName: 'svcadmin',
+  usedBytes: 0,
   root: true,
 };
 
@@ -37,10 +46,13 @@ export const ROOT_ACCOUNT: Account = {
 const bucketRange = (bucket: string, from?: string, open = false) =>
   IDBKeyRange.bound([bucket, from ?? ''], [bucket, []], open && from !== undefined, true);
 
-const newId = (): string => crypto.randomUUID();
+/** Versions of one key in the [bucket, key, versionId] history. */
+const historyRange = (bucket: string, key: string) => IDBKeyRange.bound([bucket, key, -Infinity], [bucket, key, Infinity]);
 
 /** All parts of one upload in the [uploadId, partNumber] part store. */
 const partRange = (uploadId: string, after = 0) => IDBKeyRange.bound([uploadId, after], [uploadId, Infinity], true);
+
+const newId = (): string => crypto.randomUUID();
 
 function openDatabase(factory: IDBFactory, name: string): Promise<Db> {
   const request = factory.open(name, VERSION);
@@ -50,6 +62,7 @@ function openDatabase(factory: IDBFactory, name: string): Promise<Db> {
       db.createObjectStore('accounts', { keyPath: 'accessKeyId' }).add(ROOT_ACCOUNT);
       db.createObjectStore('buckets', { keyPath: 'name' });
       db.createObjectStore('objects', { keyPath: ['bucket', 'key'] });
+      db.createObjectStore('versions', { keyPath: ['bucket', 'key', 'versionId'] });
       db.createObjectStore('bodies', { keyPath: 'id' });
       db.createObjectStore('uploads', { keyPath: 'uploadId' })
         .createIndex('byBucketKey', ['bucket', 'key', 'uploadId']);
@@ -64,6 +77,84 @@ export interface IdbStoreOptions {
   indexedDB?: IDBFactory;
   name?: string;
 }
+
+// ---- steps used inside one write transaction ------------------------------------------------
+
+async function deleteBodies(tx: Tx, object: { chunks: { id: string }[] } | undefined): Promise<void> {
+  for (const chunk of object?.chunks ?? []) await tx.objectStore('bodies').delete(chunk.id);
+}
+
+/**
+ * Adds `delta` bytes to the bucket owner's usage. Refuses (before any write) a growth past the
+ * quota; shrinking is always allowed.
+ */
+async function charge(tx: Tx, bucket: BucketRecord, delta: number): Promise<boolean> {
+  if (delta === 0) return true;
+  const accounts = tx.objectStore('accounts');
+  const account = await accounts.get(bucket.owner);
+  if (!account) return true;
+  const used = account.usedBytes + delta;
+  if (delta > 0 && account.quotaBytes !== undefined && used > account.quotaBytes) return false;
+  await accounts.put({ ...account, usedBytes: Math.max(0, used) });
+  return true;
+}
+
+/**
+ * Makes `next` the current object at its key. What it replaces goes into the history when the
+ * bucket's versioning is Enabled (getting a versionId if it had none), else its bytes are deleted.
+ * `added` is the number of bytes this write brings into the bucket; the owner is charged that
+ * less whatever is freed, and nothing is written when the quota refuses.
+ */
+async function makeCurrent(
+  tx: Tx,
+  bucket: BucketRecord,
+  next: Omit<ObjectRecord, 'versionId'>,
+  added: number,
+  freed = 0,
+): Promise<ObjectRecord | QuotaRefusal> {
+  const objects = tx.objectStore('objects');
+  const old = await objects.get([next.bucket, next.key]);
+  const keepHistory = bucket.versioning === 'Enabled';
+  const delta = added - freed - (old && !keepHistory ? old.size : 0);
+  if (!(await charge(tx, bucket, delta))) return 'quotaExceeded';
+  let counter = bucket.nextVersionId;
+  if (old && keepHistory) await tx.objectStore('versions').put({ ...old, versionId: old.versionId ?? counter++ });
+  else await deleteBodies(tx, old);
+  const made: ObjectRecord = keepHistory ? { ...next, versionId: counter++ } : { ...next };
+  await objects.put(made);
+  if (counter !== bucket.nextVersionId) await tx.objectStore('buckets').put({ ...bucket, nextVersionId: counter });
+  return made;
+}
+
+/** Deletes the current object (its history stays) or one version; the newest history takes over a deleted current. */
+async function deleteOne(tx: Tx, bucket: BucketRecord, key: string, versionId?: number): Promise<DeleteOutcome> {
+  const objects = tx.objectStore('objects');
+  const versions = tx.objectStore('versions');
+  const current = await objects.get([bucket.name, key]);
+  if (versionId === undefined || current?.versionId === versionId) {
+    if (!current) return 'deleted';
+    await charge(tx, bucket, -current.size);
+    await objects.delete([bucket.name, key]);
+    await deleteBodies(tx, current);
+    if (versionId !== undefined) {
+      // Deleting the current version by id: the previous version becomes current again.
+      const previous = await versions.openCursor(historyRange(bucket.name, key), 'prev');
+      if (previous) {
+        await objects.put(previous.value);
+        await previous.delete();
+      }
+    }
+    return 'deleted';
+  }
+  const version = await versions.get([bucket.name, key, versionId]);
+  if (!version) return 'noSuchVersion';
+  await charge(tx, bucket, -version.size);
+  await versions.delete([bucket.name, key, versionId]);
+  await deleteBodies(tx, version);
+  return 'deleted';
+}
+
+// ---- the store -------------------------------------------------------------------------------
 
 export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store & { db(): Promise<Db> }> {
   const factory = options.indexedDB ?? globalThis.indexedDB;
@@ -90,7 +181,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   };
   await db();
 
-  async function write<N extends Names[], T>(names: N, body: (tx: Tx<N>) => Promise<T>): Promise<T> {
+  async function write<T>(names: Names[], body: (tx: Tx) => Promise<T>): Promise<T> {
     const tx = (await db()).transaction(names, 'readwrite', { durability: 'strict' });
     tx.done.catch(() => {}); // its failure is reported through body() or the await below
     try {
@@ -108,8 +199,25 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     }
   }
 
-  async function deleteBodies(bodies: { delete(id: string): Promise<void> }, object: ObjectRecord | undefined) {
-    for (const chunk of object?.chunks ?? []) await bodies.delete(chunk.id);
+  /** A write within one bucket: the bucket record is read inside the same transaction. */
+  function bucketWrite<T>(
+    bucketName: string,
+    names: Names[],
+    body: (tx: Tx, bucket: BucketRecord) => Promise<T>,
+  ): Promise<T | 'noSuchBucket'> {
+    return write(['buckets', 'accounts', ...names], async (tx) => {
+      const bucket = await tx.objectStore('buckets').get(bucketName);
+      return bucket ? body(tx, bucket) : 'noSuchBucket';
+    });
+  }
+
+  async function readVersion(bucket: string, key: string, versionId?: number) {
+    const tx = (await db()).transaction(['objects', 'versions', 'bodies'], 'readonly');
+    let object = await tx.objectStore('objects').get([bucket, key]);
+    if (versionId !== undefined && object?.versionId !== versionId) {
+      object = await tx.objectStore('versions').get([bucket, key, versionId]);
+    }
+    return { tx, object };
   }
 
   const store = {
@@ -123,8 +231,35 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return (await db()).get('accounts', accessKeyId);
     },
 
-    async getBucket(name: string) {
-      return (await db()).get('buckets', name);
+    async listAccounts() {
+      return (await db()).getAll('accounts');
+    },
+
+    putAccount(account: Omit<Account, 'usedBytes' | 'root'>) {
+      return write(['accounts'], async (tx) => {
+        const accounts = tx.objectStore('accounts');
+        const old = await accounts.get(account.accessKeyId);
+        const next: Account = { ...account, usedBytes: old?.usedBytes ?? 0 };
+        if (old?.root) next.root = true;
+        await accounts.put(next);
+        return old ? 'updated' as const : 'created' as const;
+      });
+    },
+
+    deleteAccount(accessKeyId: string) {
+      return write(['accounts', 'buckets'], async (tx) => {
+        const account = await tx.objectStore('accounts').get(accessKeyId);
+        if (!account) return 'noSuchAccount' as const;
+        if (account.root) return 'root' as const;
+        const buckets = await tx.objectStore('buckets').getAll();
+        if (buckets.some((b) => b.owner === accessKeyId)) return 'ownsBuckets' as const;
+        await tx.objectStore('accounts').delete(accessKeyId);
+        return 'ok' as const;
+      });
+    },
+
+    async getBucket(bucketName: string) {
+      return (await db()).get('buckets', bucketName);
     },
 
     async listBuckets(owner: string) {
@@ -140,34 +275,41 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    deleteBucket(name: string) {
-      return write(['buckets', 'objects', 'uploads'], async (tx) => {
-        if (!(await tx.objectStore('buckets').getKey(name))) return 'noSuchBucket' as const;
-        const hasObject = await tx.objectStore('objects').openKeyCursor(bucketRange(name));
-        const hasUpload = await tx.objectStore('uploads').index('byBucketKey')
-          .openKeyCursor(IDBKeyRange.bound([name], [name, []]));
-        if (hasObject || hasUpload) return 'notEmpty' as const;
-        await tx.objectStore('buckets').delete(name);
+    deleteBucket(bucketName: string) {
+      return write(['buckets', 'objects', 'versions', 'uploads'], async (tx) => {
+        if (!(await tx.objectStore('buckets').getKey(bucketName))) return 'noSuchBucket' as const;
+        const everything = IDBKeyRange.bound([bucketName], [bucketName, []]);
+        const holds = await Promise.all([
+          tx.objectStore('objects').openKeyCursor(everything),
+          tx.objectStore('versions').openKeyCursor(everything),
+          tx.objectStore('uploads').index('byBucketKey').openKeyCursor(everything),
+        ]);
+        if (holds.some((cursor) => cursor !== null)) return 'notEmpty' as const;
+        await tx.objectStore('buckets').delete(bucketName);
         return 'ok' as const;
       });
     },
 
-    setBucketAcl(name: string, acl: Acl) {
-      return write(['buckets'], async (tx): Promise<WriteResult> => {
-        const bucket = await tx.objectStore('buckets').get(name);
-        if (!bucket) return 'noSuchBucket';
+    setBucketAcl(bucketName: string, acl: Acl) {
+      return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, acl });
         return 'ok';
       });
     },
 
-    async headObject(bucket: string, key: string) {
-      return (await db()).get('objects', [bucket, key]);
+    setBucketVersioning(bucketName: string, versioning: VersioningStatus) {
+      return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
+        await tx.objectStore('buckets').put({ ...bucket, versioning });
+        return 'ok';
+      });
     },
 
-    async getObject(bucket: string, key: string) {
-      const tx = (await db()).transaction(['objects', 'bodies'], 'readonly');
-      const object = await tx.objectStore('objects').get([bucket, key]);
+    async headObject(bucket: string, key: string, versionId?: number) {
+      return (await readVersion(bucket, key, versionId)).object;
+    },
+
+    async getObject(bucket: string, key: string, versionId?: number) {
+      const { tx, object } = await readVersion(bucket, key, versionId);
       if (!object) return undefined;
       const blobs = await Promise.all(object.chunks.map((c) => tx.objectStore('bodies').get(c.id)));
       const parts = blobs.map((b, i) => {
@@ -179,55 +321,44 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { object, body };
     },
 
-    putObject(object: Omit<ObjectRecord, 'chunks'>, body: Blob) {
-      return write(['buckets', 'objects', 'bodies'], async (tx): Promise<WriteResult> => {
-        if (!(await tx.objectStore('buckets').getKey(object.bucket))) return 'noSuchBucket';
-        const objects = tx.objectStore('objects');
-        const old = await objects.get([object.bucket, object.key]);
+    putObject(object: Omit<ObjectRecord, 'chunks' | 'versionId'>, body: Blob) {
+      return bucketWrite(object.bucket, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
         const id = newId();
-        await tx.objectStore('bodies').add({ id, blob: body });
-        await objects.put({ ...object, chunks: [{ id, size: body.size }] });
-        await deleteBodies(tx.objectStore('bodies'), old);
-        return 'ok';
+        const made = await makeCurrent(tx, bucket, { ...object, chunks: [{ id, size: body.size }] }, body.size);
+        if (made !== 'quotaExceeded') await tx.objectStore('bodies').add({ id, blob: body });
+        return made;
       });
     },
 
-    deleteObject(bucket: string, key: string) {
-      return write(['objects', 'bodies'], async (tx) => {
-        const old = await tx.objectStore('objects').get([bucket, key]);
-        if (!old) return 'noSuchKey' as const;
-        await tx.objectStore('objects').delete([bucket, key]);
-        await deleteBodies(tx.objectStore('bodies'), old);
+    async deleteObject(bucket: string, key: string) {
+      const result = await bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+        if (!(await tx.objectStore('objects').getKey([bucket, key]))) return 'noSuchKey' as const;
+        await deleteOne(tx, b, key);
         return 'ok' as const;
       });
+      return result === 'noSuchBucket' ? 'noSuchKey' : result;
     },
 
-    deleteObjects(bucket: string, keys: string[]) {
-      return write(['buckets', 'objects', 'bodies'], async (tx): Promise<WriteResult> => {
-        if (!(await tx.objectStore('buckets').getKey(bucket))) return 'noSuchBucket';
-        const objects = tx.objectStore('objects');
-        for (const key of keys) {
-          const old = await objects.get([bucket, key]);
-          if (!old) continue;
-          await objects.delete([bucket, key]);
-          await deleteBodies(tx.objectStore('bodies'), old);
-        }
-        return 'ok';
+    deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]) {
+      return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+        const outcomes: DeleteOutcome[] = [];
+        // deleteOne reads what it needs, so later entries see earlier deletions.
+        for (const e of entries) outcomes.push(await deleteOne(tx, b, e.key, e.versionId));
+        return outcomes;
       });
     },
 
     moveObject(bucket: string, from: string, to: string, lastModified: number) {
-      return write(['buckets', 'objects', 'bodies'], async (tx) => {
-        if (!(await tx.objectStore('buckets').getKey(bucket))) return 'noSuchBucket' as const;
-        const objects = tx.objectStore('objects');
-        const source = await objects.get([bucket, from]);
+      return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+        const source = await tx.objectStore('objects').get([bucket, from]);
         if (!source) return 'noSuchKey' as const;
-        const replaced = from === to ? undefined : await objects.get([bucket, to]);
-        const moved = { ...source, key: to, lastModified };
-        await objects.delete([bucket, from]);
-        await objects.put(moved);
-        await deleteBodies(tx.objectStore('bodies'), replaced);
-        return moved;
+        await tx.objectStore('objects').delete([bucket, from]);
+        // The bytes change key, not owner: nothing is added; the source's history stays at its key.
+        const moved: Omit<ObjectRecord, 'versionId'> & { versionId?: number } = { ...source, key: to, lastModified };
+        delete moved.versionId; // the destination is a new write: it gets its own versionId
+        const made = await makeCurrent(tx, b, moved, 0);
+        if (made === 'quotaExceeded') throw new Error('a move never grows usage');
+        return made;
       });
     },
 
@@ -279,9 +410,52 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { entries, truncated };
     },
 
+    async listVersions(bucket: string, o: ListVersionsOptions) {
+      const tx = (await db()).transaction(['objects', 'versions'], 'readonly');
+      // Keys come from two stores (a key may have history and no current object): walk both in
+      // key order, and for each key list the current object, then its history newest first.
+      const start = o.marker >= o.prefix ? o.marker : o.prefix;
+      const skipStart = o.marker >= o.prefix && o.marker !== '' && o.versionIdMarker === '';
+      let objects = await tx.objectStore('objects').openCursor(bucketRange(bucket, start, skipStart));
+      let history = await tx.objectStore('versions').openCursor(
+        IDBKeyRange.bound([bucket, start, skipStart ? Infinity : -Infinity], [bucket, []], skipStart, true));
+      const versions: VersionEntry[] = [];
+      let truncated = false;
+      for (;;) {
+        const candidates = [objects?.value.key, history?.value.key].filter((k): k is string => k !== undefined);
+        if (candidates.length === 0) break;
+        const key = candidates.reduce((a, b) => (b < a ? b : a));
+        if (!key.startsWith(o.prefix)) break;
+        let forKey: VersionEntry[] = [];
+        if (objects && objects.value.key === key) {
+          forKey.push({ object: objects.value, isLatest: true });
+          objects = await objects.continue();
+        }
+        const older: ObjectRecord[] = [];
+        while (history && history.value.key === key) {
+          older.push(history.value);
+          history = await history.continue();
+        }
+        forKey.push(...older.reverse().map((object) => ({ object, isLatest: false })));
+        if (key === o.marker && o.versionIdMarker !== '') {
+          const at = forKey.findIndex((v) => String(v.object.versionId ?? 'null') === o.versionIdMarker);
+          forKey = at >= 0 ? forKey.slice(at + 1)
+            : forKey.filter((v) => v.object.versionId !== undefined && v.object.versionId < Number(o.versionIdMarker));
+        }
+        for (const v of forKey) {
+          if (versions.length === o.maxKeys) {
+            truncated = true;
+            break;
+          }
+          versions.push(v);
+        }
+        if (truncated) break;
+      }
+      return { versions, truncated };
+    },
+
     createUpload(upload: UploadRecord) {
-      return write(['buckets', 'uploads'], async (tx): Promise<WriteResult> => {
-        if (!(await tx.objectStore('buckets').getKey(upload.bucket))) return 'noSuchBucket';
+      return bucketWrite(upload.bucket, ['uploads'], async (tx): Promise<WriteResult> => {
         await tx.objectStore('uploads').add(upload);
         return 'ok';
       });
@@ -292,11 +466,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob) {
-      return write(['uploads', 'parts', 'bodies'], async (tx) => {
+      return write(['buckets', 'accounts', 'uploads', 'parts', 'bodies'], async (tx) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
-        if (!(await tx.objectStore('uploads').getKey(part.uploadId))) return 'noSuchUpload' as const;
+        const upload = await tx.objectStore('uploads').get(part.uploadId);
+        const bucket = upload && (await tx.objectStore('buckets').get(upload.bucket));
+        if (!upload || !bucket) return 'noSuchUpload' as const;
         const parts = tx.objectStore('parts');
         const old = await parts.get([part.uploadId, part.partNumber]);
+        if (!(await charge(tx, bucket, body.size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
         const bodyId = newId();
         await tx.objectStore('bodies').add({ id: bodyId, blob: body });
         await parts.put({ ...part, bodyId });
@@ -308,12 +485,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     completeUpload(
       uploadId: string,
       list: { partNumber: number; etag: string }[],
-      object: Omit<ObjectRecord, 'chunks' | 'size'>,
+      object: Omit<ObjectRecord, 'chunks' | 'size' | 'versionId'>,
       minPartBytes: number,
     ) {
-      // The bucket cannot vanish meanwhile: deleteBucket refuses while an upload exists.
-      return write(['uploads', 'parts', 'objects', 'bodies'], async (tx): Promise<ObjectRecord | CompleteRefusal> => {
-        if (!(await tx.objectStore('uploads').getKey(uploadId))) return { refused: 'noSuchUpload' };
+      const names: Names[] = ['buckets', 'accounts', 'uploads', 'parts', 'objects', 'versions', 'bodies'];
+      return write(names, async (tx): Promise<ObjectRecord | CompleteRefusal> => {
+        const upload = await tx.objectStore('uploads').get(uploadId);
+        // The bucket cannot vanish meanwhile: deleteBucket refuses while an upload exists.
+        const bucket = upload && (await tx.objectStore('buckets').get(upload.bucket));
+        if (!upload || !bucket) return { refused: 'noSuchUpload' };
         const uploaded = new Map((await tx.objectStore('parts').getAll(partRange(uploadId))).map((p) => [p.partNumber, p]));
         const chosen: PartRecord[] = [];
         for (const want of list) {
@@ -324,18 +504,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const small = chosen.slice(0, -1).find((p) => p.size < minPartBytes);
         if (small) return { refused: 'entityTooSmall', partNumber: small.partNumber };
 
-        const objects = tx.objectStore('objects');
-        const bodies = tx.objectStore('bodies');
-        const replaced = await objects.get([object.bucket, object.key]);
-        const made: ObjectRecord = {
+        const kept = new Set(chosen.map((p) => p.bodyId));
+        const dropped = [...uploaded.values()].filter((p) => !kept.has(p.bodyId));
+        const made = await makeCurrent(tx, bucket, {
           ...object,
           size: chosen.reduce((n, p) => n + p.size, 0),
           chunks: chosen.map((p) => ({ id: p.bodyId, size: p.size })),
-        };
-        await objects.put(made);
-        await deleteBodies(bodies, replaced);
-        const kept = new Set(chosen.map((p) => p.bodyId));
-        for (const part of uploaded.values()) if (!kept.has(part.bodyId)) await bodies.delete(part.bodyId);
+        }, 0, dropped.reduce((n, p) => n + p.size, 0));
+        if (made === 'quotaExceeded') throw new Error('completing never grows usage');
+        for (const part of dropped) await tx.objectStore('bodies').delete(part.bodyId);
         await tx.objectStore('parts').delete(partRange(uploadId));
         await tx.objectStore('uploads').delete(uploadId);
         return made;
@@ -343,9 +520,12 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     abortUpload(uploadId: string) {
-      return write(['uploads', 'parts', 'bodies'], async (tx) => {
-        if (!(await tx.objectStore('uploads').getKey(uploadId))) return 'noSuchUpload' as const;
+      return write(['buckets', 'accounts', 'uploads', 'parts', 'bodies'], async (tx) => {
+        const upload = await tx.objectStore('uploads').get(uploadId);
+        if (!upload) return 'noSuchUpload' as const;
         const parts = await tx.objectStore('parts').getAll(partRange(uploadId));
+        const bucket = await tx.objectStore('buckets').get(upload.bucket);
+        if (bucket) await charge(tx, bucket, -parts.reduce((n, p) => n + p.size, 0));
         for (const part of parts) await tx.objectStore('bodies').delete(part.bodyId);
         await tx.objectStore('parts').delete(partRange(uploadId));
         await tx.objectStore('uploads').delete(uploadId);

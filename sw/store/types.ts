@@ -10,8 +10,12 @@ export interface Account {
   displayName: string;
   /** Bytes this account may store; undefined = unlimited. */
   quotaBytes?: number;
+  /** Bytes its buckets hold: current objects, historical versions, uploaded parts. */
+  usedBytes: number;
   root?: boolean;
 }
+
+export type VersioningStatus = 'Enabled' | 'Suspended';
 
 export interface BucketRecord {
   name: string;
@@ -19,6 +23,10 @@ export interface BucketRecord {
   owner: string;
   acl: Acl;
   created: number;
+  /** Absent until versioning is first configured. */
+  versioning?: VersioningStatus;
+  /** The versionId the next versioned write gets: increasing per bucket. */
+  nextVersionId: number;
 }
 
 /** The response headers an object keeps besides Content-Type (spec: PUT Object Meta's list). */
@@ -57,6 +65,21 @@ export interface ObjectRecord extends ObjectHeaders {
   chunks: Chunk[];
   /** x-svc-Object-md5 given at Complete. */
   objectMd5?: string;
+  /** Set when written while versioning was Enabled, or when moved into the history. */
+  versionId?: number;
+}
+
+export interface ListVersionsOptions {
+  prefix: string;
+  marker: string;
+  /** With `marker`: continue after this version of that key. */
+  versionIdMarker: string;
+  maxKeys: number;
+}
+
+export interface VersionEntry {
+  object: ObjectRecord;
+  isLatest: boolean;
 }
 
 export interface ListObjectsOptions {
@@ -75,36 +98,53 @@ export interface ListObjectsResult {
 
 export type WriteResult = 'ok' | 'noSuchBucket';
 
+/** A write the bucket owner's quota does not allow: refused before anything changed. */
+export type QuotaRefusal = 'quotaExceeded';
+
+/** What one entry of a Delete Multiple did. */
+export type DeleteOutcome = 'deleted' | 'noSuchVersion';
+
 export interface Store {
   getAccount(accessKeyId: string): Promise<Account | undefined>;
+  listAccounts(): Promise<Account[]>;
+  /** Creates or updates; usedBytes and the root flag are kept by the store. */
+  putAccount(account: Omit<Account, 'usedBytes' | 'root'>): Promise<'created' | 'updated'>;
+  deleteAccount(accessKeyId: string): Promise<'ok' | 'noSuchAccount' | 'root' | 'ownsBuckets'>;
 
   getBucket(name: string): Promise<BucketRecord | undefined>;
   listBuckets(owner: string): Promise<BucketRecord[]>;
   createBucket(bucket: BucketRecord): Promise<'ok' | 'exists'>;
-  /** Deletes only a bucket with no object and no upload. */
+  /** Deletes only a bucket with no object, no version and no upload. */
   deleteBucket(name: string): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
   setBucketAcl(name: string, acl: Acl): Promise<WriteResult>;
+  setBucketVersioning(name: string, status: VersioningStatus): Promise<WriteResult>;
 
-  /** Metadata only (HEAD, conditionals, listing checks). */
-  headObject(bucket: string, key: string): Promise<ObjectRecord | undefined>;
+  /** Metadata only; the current object, or with `versionId` that version (current or historical). */
+  headObject(bucket: string, key: string, versionId?: number): Promise<ObjectRecord | undefined>;
   /** Metadata and bytes read in one snapshot: a racing write is seen whole or not at all. */
-  getObject(bucket: string, key: string): Promise<{ object: ObjectRecord; body: Blob } | undefined>;
-  /** Stores `body` as the object's bytes and replaces any object at the key. `object.chunks` is set here. */
-  putObject(object: Omit<ObjectRecord, 'chunks'>, body: Blob): Promise<WriteResult>;
+  getObject(bucket: string, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Blob } | undefined>;
+  /**
+   * Stores `body` as the object's bytes and makes it current. What it replaces goes into the
+   * history when versioning is Enabled, else is deleted. The owner's quota is checked first.
+   */
+  putObject(object: Omit<ObjectRecord, 'chunks' | 'versionId'>, body: Blob): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
+  /** Removes the current object; its history stays. */
   deleteObject(bucket: string, key: string): Promise<'ok' | 'noSuchKey'>;
-  /** Deletes each key (missing keys count as deleted) in one step. */
-  deleteObjects(bucket: string, keys: string[]): Promise<WriteResult>;
+  /** Deletes each entry in one step: the current object, or the given version. Missing keys count as deleted. */
+  deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]): Promise<DeleteOutcome[] | 'noSuchBucket'>;
   /** Re-keys an object inside its bucket without touching its bytes; replaces the destination. */
   moveObject(bucket: string, from: string, to: string, lastModified: number): Promise<ObjectRecord | 'noSuchKey' | 'noSuchBucket'>;
   /** Replaces the response metadata; bytes and ETag stay. */
   replaceObjectHeaders(bucket: string, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey'>;
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
+  /** Every version, by key, newest first within a key. */
+  listVersions(bucket: string, options: ListVersionsOptions): Promise<{ versions: VersionEntry[]; truncated: boolean }>;
 
   /** Starts an upload; fails when the bucket is gone. */
   createUpload(upload: UploadRecord): Promise<WriteResult>;
   getUpload(uploadId: string): Promise<UploadRecord | undefined>;
   /** Stores a part (replacing one with the same number) only while the upload is in progress. */
-  putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchUpload'>;
+  putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchUpload' | QuotaRefusal>;
   /**
    * In one step: checks the listed parts (exist, ETags match, all but the last at least
    * `minPartBytes`), makes the object from their bodies without copying bytes, deletes the
@@ -113,7 +153,7 @@ export interface Store {
   completeUpload(
     uploadId: string,
     parts: { partNumber: number; etag: string }[],
-    object: Omit<ObjectRecord, 'chunks' | 'size'>,
+    object: Omit<ObjectRecord, 'chunks' | 'size' | 'versionId'>,
     minPartBytes: number,
   ): Promise<ObjectRecord | CompleteRefusal>;
   /** Ends the upload and deletes its parts. */

@@ -3,7 +3,8 @@ import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket, requireCaller } from '../access.ts';
 import { isoDate, quoteEtag } from '../http.ts';
-import { xmlResponse } from '../xml.ts';
+import { childText, parseXml, xmlResponse } from '../xml.ts';
+import { readXmlBody } from '../body.ts';
 import type { Acl } from '../../store/types.ts';
 import type { Context } from '../context.ts';
 
@@ -18,7 +19,9 @@ function aclFrom(ctx: Context, fallback?: Acl): Acl {
 export async function createBucket(ctx: Context): Promise<Response> {
   const caller = requireCaller(ctx);
   const acl = aclFrom(ctx, 'private');
-  const created = await ctx.store.createBucket({ name: ctx.bucket, owner: caller.accessKeyId, acl, created: ctx.now() });
+  const created = await ctx.store.createBucket({
+    name: ctx.bucket, owner: caller.accessKeyId, acl, created: ctx.now(), nextVersionId: 1,
+  });
   if (created === 'exists') fail('BucketAlreadyExists', `The bucket "${ctx.bucket}" already exists.`);
   return new Response(null, { status: 200, headers: { location: `/${ctx.bucket}` } });
 }
@@ -87,4 +90,46 @@ export async function listBuckets(ctx: Context): Promise<Response> {
       Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: isoDate(b.created) })) },
     },
   });
+}
+
+export async function putBucketVersioning(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const doc = parseXml(await readXmlBody(ctx, limits.smallXmlBodyBytes, false), 'VersioningConfiguration');
+  const status = childText(doc, 'Status')?.trim();
+  if (status !== 'Enabled' && status !== 'Suspended') return fail('MalformedXML', 'Status must be Enabled or Suspended.');
+  if ((await ctx.store.setBucketVersioning(ctx.bucket, status)) === 'noSuchBucket') fail('NoSuchBucket');
+  return new Response(null, { status: 200 });
+}
+
+export async function getBucketVersioning(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  // Never configured: no Status, as a bucket that never had versioning.
+  return xmlResponse({ VersioningConfiguration: bucket.versioning ? { Status: bucket.versioning } : '' });
+}
+
+export async function listVersions(ctx: Context): Promise<Response> {
+  await ownedBucket(ctx);
+  const prefix = ctx.query.get('prefix') ?? '';
+  const marker = ctx.query.get('marker') ?? '';
+  const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
+  const maxKeys = intParam(ctx, 'max-keys', limits.maxKeysDefault, limits.maxKeysMax);
+  const { versions, truncated } = await ctx.store.listVersions(ctx.bucket, { prefix, marker, versionIdMarker, maxKeys });
+  const id = (v: { object: { versionId?: number } }) => (v.object.versionId === undefined ? 'null' : String(v.object.versionId));
+  const result: Record<string, unknown> = {
+    Name: ctx.bucket, Prefix: prefix, Marker: marker, VersionIdMarker: versionIdMarker, MaxKeys: maxKeys, IsTruncated: truncated,
+  };
+  const last = versions.at(-1);
+  if (truncated) {
+    result.NextMarker = last?.object.key ?? marker;
+    result.NextVersionIdMarker = last ? id(last) : versionIdMarker;
+  }
+  result.Version = versions.map((v) => ({
+    Key: v.object.key,
+    VersionId: id(v),
+    IsLatest: v.isLatest,
+    LastModified: isoDate(v.object.lastModified),
+    ETag: quoteEtag(v.object.etag),
+    Size: v.object.size,
+  }));
+  return xmlResponse({ ListVersionsResult: result });
 }

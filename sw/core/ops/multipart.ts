@@ -6,7 +6,7 @@ import { ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
-import { checkKeyLength, checkMetadataSize, objectHeadersFrom } from './objects.ts';
+import { checkKeyLength, checkMetadataSize, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
 import { intParam } from './buckets.ts';
 import { md5OfText } from '../../hash/md5.ts';
 import type { BucketRecord, UploadRecord } from '../../store/types.ts';
@@ -73,6 +73,7 @@ export async function uploadPart(ctx: Context): Promise<Response> {
     body.blob,
   );
   if (stored === 'noSuchUpload') fail('NoSuchUpload');
+  written(stored);
   return new Response(null, { status: 200, headers: { etag: quoteEtag(body.md5) } });
 }
 
@@ -130,7 +131,7 @@ export async function completeUpload(ctx: Context): Promise<Response> {
   const location = `http://${ctx.bucket}.${ctx.endpoint}/${ctx.key.split('/').map(encodeURIComponent).join('/')}`;
   return xmlResponse({
     CompleteMultipartUploadResult: { Location: location, Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(etag) },
-  });
+  }, 200, made.versionId === undefined ? {} : { 'x-svc-version-id': writtenHeaders(made)['x-svc-version-id']! });
 }
 
 export async function abortUpload(ctx: Context): Promise<Response> {

@@ -73,7 +73,22 @@ function objectResponseHeaders(o: ObjectRecord, download: string | null): Header
   else if (!o.headers['content-disposition']) h.set('content-disposition', contentDisposition('inline', lastSegment(o.key)));
   for (const [name, value] of o.meta) h.append(META_PREFIX + name, value);
   if (o.objectMd5) h.set('x-svc-object-md5', o.objectMd5);
+  if (o.versionId !== undefined) h.set('x-svc-version-id', String(o.versionId));
   return h;
+}
+
+/** The headers a write answers with: the new ETag, and its versionId when it got one. */
+export function writtenHeaders(o: ObjectRecord): Record<string, string> {
+  return o.versionId === undefined
+    ? { etag: quoteEtag(o.etag) }
+    : { etag: quoteEtag(o.etag), 'x-svc-version-id': String(o.versionId) };
+}
+
+/** Turns a store refusal of a write into its error. */
+export function written<T>(result: T | 'noSuchBucket' | 'quotaExceeded'): T {
+  if (result === 'noSuchBucket') return fail('NoSuchBucket');
+  if (result === 'quotaExceeded') return fail('QuotaExceeded', "The write would pass the bucket owner's storage quota.");
+  return result;
 }
 
 function notModified(o: ObjectRecord): Response {
@@ -83,9 +98,12 @@ function notModified(o: ObjectRecord): Response {
   });
 }
 
-/** Until versioning exists, no version does. */
-function rejectVersionId(ctx: Context): void {
-  if (ctx.query.has('versionId')) fail('NoSuchVersion', 'The specified version does not exist.');
+/** ?versionId=N, when the request names a version. */
+function versionIdOf(ctx: Context): number | undefined {
+  const text = ctx.query.get('versionId');
+  if (text === null) return undefined;
+  if (!/^\d{1,15}$/.test(text)) return fail('NoSuchVersion', `There is no version "${text}".`);
+  return Number(text);
 }
 
 function downloadName(ctx: Context): string | null {
@@ -98,9 +116,10 @@ function downloadName(ctx: Context): string | null {
 
 export async function getObject(ctx: Context): Promise<Response> {
   await readableBucket(ctx);
-  rejectVersionId(ctx);
+  const versionId = versionIdOf(ctx);
   const download = downloadName(ctx);
-  const found = await ctx.store.getObject(ctx.bucket, ctx.key);
+  const found = await ctx.store.getObject(ctx.bucket, ctx.key, versionId);
+  if (!found && versionId !== undefined) return fail('NoSuchVersion');
   if (!found) {
     const fallback = ctx.query.get('ifNotFound');
     const other = fallback ? await ctx.store.getObject(ctx.bucket, fallback) : undefined;
@@ -120,8 +139,9 @@ export async function getObject(ctx: Context): Promise<Response> {
 
 export async function headObject(ctx: Context): Promise<Response> {
   await readableBucket(ctx);
-  rejectVersionId(ctx);
-  const object = (await ctx.store.headObject(ctx.bucket, ctx.key)) ?? fail('NoSuchKey');
+  const versionId = versionIdOf(ctx);
+  const object = (await ctx.store.headObject(ctx.bucket, ctx.key, versionId))
+    ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
   if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
   return new Response(null, { status: 200, headers: objectResponseHeaders(object, null) });
 }
@@ -131,12 +151,11 @@ export async function putObject(ctx: Context): Promise<Response> {
   checkKeyLength(ctx.key);
   const headers = objectHeadersFrom(ctx.req.headers);
   const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true });
-  const result = await ctx.store.putObject(
+  const made = written(await ctx.store.putObject(
     { bucket: ctx.bucket, key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
     body.blob,
-  );
-  if (result === 'noSuchBucket') fail('NoSuchBucket');
-  return new Response(null, { status: 200, headers: { etag: quoteEtag(body.md5) } });
+  ));
+  return new Response(null, { status: 200, headers: writtenHeaders(made) });
 }
 
 export async function deleteObject(ctx: Context): Promise<Response> {
@@ -156,15 +175,18 @@ export async function deleteObjects(ctx: Context): Promise<Response> {
   if (objects.length > limits.deleteObjects) fail('MalformedXML', `At most ${limits.deleteObjects} objects per request.`);
   const requested = objects.map((o) => {
     const key = childText(o, 'Key') ?? fail('MalformedXML', 'Every Object needs a Key.');
-    return { key, versionId: childText(o, 'VersionId') };
+    const versionText = childText(o, 'VersionId')?.trim();
+    // A VersionId that is not a number names no version: NoSuchVersion for that entry.
+    const versionId = versionText === undefined ? undefined : /^\d{1,15}$/.test(versionText) ? Number(versionText) : -1;
+    return { key, versionId, versionText };
   });
-  const plain = requested.filter((r) => r.versionId === undefined).map((r) => r.key);
-  if ((await ctx.store.deleteObjects(ctx.bucket, plain)) === 'noSuchBucket') fail('NoSuchBucket');
-
-  const deleted = requested.filter((r) => r.versionId === undefined).map((r) => ({ Key: r.key }));
-  const errors = requested
-    .filter((r) => r.versionId !== undefined)
-    .map((r) => ({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' }));
+  const outcomes = written(await ctx.store.deleteObjects(ctx.bucket, requested));
+  const deleted: Record<string, string>[] = [];
+  const errors: Record<string, string>[] = [];
+  requested.forEach((r, i) => {
+    if (outcomes[i] === 'deleted') deleted.push(r.versionText === undefined ? { Key: r.key } : { Key: r.key, VersionId: r.versionText });
+    else errors.push({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' });
+  });
   if (quiet && errors.length === 0) return new Response(null, { status: 200 });
   const result: Record<string, unknown> = {};
   if (!quiet) result.Deleted = deleted;
@@ -205,7 +227,7 @@ export async function copyObject(ctx: Context): Promise<Response> {
   const { object, body } = found;
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
   const etag = isMultipart(object) ? await md5OfBlob(body) : object.etag;
-  const result = await ctx.store.putObject({
+  const made = written(await ctx.store.putObject({
     bucket: ctx.bucket,
     key: ctx.key,
     size: object.size,
@@ -214,9 +236,8 @@ export async function copyObject(ctx: Context): Promise<Response> {
     contentType: object.contentType,
     headers: object.headers,
     meta: object.meta,
-  }, body);
-  if (result === 'noSuchBucket') fail('NoSuchBucket');
-  return new Response(null, { status: 200, headers: { etag: quoteEtag(etag) } });
+  }, body));
+  return new Response(null, { status: 200, headers: writtenHeaders(made) });
 }
 
 export async function moveObject(ctx: Context): Promise<Response> {
@@ -226,10 +247,9 @@ export async function moveObject(ctx: Context): Promise<Response> {
   const source = sourceOf(ctx.req.headers.get('x-svc-move-source')!);
   if (source.bucket !== ctx.bucket) fail('InvalidArgument', 'A move across buckets is not supported; copy, then delete.');
   if (source.key === ctx.key) fail('InvalidArgument', 'The source and destination of a move are the same object.');
-  const moved = await ctx.store.moveObject(ctx.bucket, source.key, ctx.key, ctx.now());
-  if (moved === 'noSuchBucket') return fail('NoSuchBucket');
+  const moved = written(await ctx.store.moveObject(ctx.bucket, source.key, ctx.key, ctx.now()));
   if (moved === 'noSuchKey') return fail('NoSuchKey');
-  return new Response(null, { status: 200, headers: { etag: quoteEtag(moved.etag) } });
+  return new Response(null, { status: 200, headers: writtenHeaders(moved) });
 }
 
 export async function putObjectMeta(ctx: Context): Promise<Response> {
