@@ -5,7 +5,7 @@ import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
 import { serve, type HttpBindings } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { createHandler, type LogEntry } from './core/handler.ts';
 import { openIdbStore } from './store/idb.ts';
@@ -68,6 +68,22 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
       overrideGlobalObjects: false,
     }, () => resolve(s as Server)) as Server;
     s.once('error', reject);
+  });
+  // A client that closes its side mid-body (Content-Length 10, 5 bytes sent) makes Node's parser
+  // fail; by default Node then answers a bare 400 and drops the socket before the handler can say
+  // IncompleteBody. When a request is being answered, end its body stream where the bytes stopped
+  // (the handler then sees the short body) and let the handler's response go out.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    const answering = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+    if (answering && !answering.headersSent && socket.writable && answering.req && !answering.req.complete) {
+      // Marked complete, the message ends without Node tearing the socket down with it.
+      answering.req.complete = true;
+      answering.req.push(null);
+      answering.once('finish', () => socket.end());
+      return;
+    }
+    if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    socket.destroy();
   });
   const port = (server.address() as AddressInfo).port;
   return {
