@@ -58,12 +58,19 @@ export function intParam(ctx: Context, name: string, fallback: number, max: numb
   return Number(value);
 }
 
+/** prefix, marker and max-keys: the paging that object and version listings share. */
+function listingPage(ctx: Context) {
+  return {
+    prefix: ctx.query.get('prefix') ?? '',
+    marker: ctx.query.get('marker') ?? '',
+    maxKeys: intParam(ctx, 'max-keys', limits.maxKeysDefault, limits.maxKeysMax),
+  };
+}
+
 export async function listObjects(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
-  const prefix = ctx.query.get('prefix') ?? '';
-  const marker = ctx.query.get('marker') ?? '';
+  const { prefix, marker, maxKeys } = listingPage(ctx);
   const delimiter = ctx.query.get('delimiter') ?? '';
-  const maxKeys = intParam(ctx, 'max-keys', limits.maxKeysDefault, limits.maxKeysMax);
   const { entries, truncated } = await ctx.store.listObjects(ctx.bucket, { prefix, marker, delimiter, maxKeys });
   const last = entries.at(-1);
   const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: prefix, Marker: marker, MaxKeys: maxKeys };
@@ -109,10 +116,8 @@ export async function getBucketVersioning(ctx: Context): Promise<Response> {
 
 export async function listVersions(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
-  const prefix = ctx.query.get('prefix') ?? '';
-  const marker = ctx.query.get('marker') ?? '';
+  const { prefix, marker, maxKeys } = listingPage(ctx);
   const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
-  const maxKeys = intParam(ctx, 'max-keys', limits.maxKeysDefault, limits.maxKeysMax);
   const { versions, truncated } = await ctx.store.listVersions(ctx.bucket, { prefix, marker, versionIdMarker, maxKeys });
   const id = (v: { object: { versionId?: number } }) => (v.object.versionId === undefined ? 'null' : String(v.object.versionId));
   const result: Record<string, unknown> = {
