@@ -29,6 +29,7 @@ const STATUS = {
   AccountNotEmpty: 409,
   InvalidRange: 416,
   InternalError: 500,
+  ServiceUnavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS;

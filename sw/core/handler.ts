@@ -25,6 +25,13 @@ export interface LogEntry {
   bytesOut: number;
   durationMs: number;
   accessKeyId?: string;
+  requestHeaders: [string, string][];
+  responseHeaders: [string, string][];
+}
+
+/** What the runtime offers for work that outlives the response (a service worker's waitUntil). */
+export interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
 }
 
 export interface HandlerOptions {
@@ -40,8 +47,11 @@ export interface HandlerOptions {
   /** Service clock in milliseconds (tests move it). */
   now?: () => number;
   md5Engine?: Md5Engine;
-  /** Called once per request after the response is made; must not throw or block. */
-  onLog?: (entry: LogEntry) => void;
+  /**
+   * Called once per request after the response is made. A returned promise is handed to the
+   * execution context's waitUntil, so logging never delays the answer.
+   */
+  onLog?: (entry: LogEntry) => void | Promise<void>;
   /** Called with anything unexpected that became a 500. */
   onInternalError?: (error: unknown) => void;
 }
@@ -85,12 +95,14 @@ function finish(res: Response, method: string, requestId: string, now: number): 
   return res;
 }
 
-export function createHandler(options: HandlerOptions): (request: Request) => Promise<Response> {
+export type Handle = (request: Request, context?: ExecutionContext) => Promise<Response>;
+
+export function createHandler(options: HandlerOptions): Handle {
   const endpoint = options.endpoint ?? 'svc.localhost';
   const address = { endpoint, mount: options.mount ?? '/svc/', anyHostIsService: options.anyHostIsService ?? false };
   const now = options.now ?? Date.now;
 
-  return async function handle(req: Request): Promise<Response> {
+  return async function handle(req: Request, context?: ExecutionContext): Promise<Response> {
     const started = now();
     const requestId = newRequestId();
     let target: Target | null = null;
@@ -132,7 +144,7 @@ export function createHandler(options: HandlerOptions): (request: Request) => Pr
     res = finish(res, req.method, requestId, now());
     if (options.onLog) {
       try {
-        options.onLog({
+        const logged = options.onLog({
           time: started,
           requestId,
           method: req.method,
@@ -146,7 +158,10 @@ export function createHandler(options: HandlerOptions): (request: Request) => Pr
           bytesOut: res.body === null ? 0 : Number(res.headers.get('content-length') ?? 0) || 0,
           durationMs: now() - started,
           ...(ctx?.caller ? { accessKeyId: ctx.caller.accessKeyId } : {}),
+          requestHeaders: [...req.headers],
+          responseHeaders: [...res.headers],
         });
+        if (logged) context?.waitUntil(logged.catch(() => {}));
       } catch {
         // logging must never break an answer
       }

@@ -5,7 +5,7 @@ import type { LogEntry } from '../../sw/core/handler.ts';
 
 it('one entry per request, errors with their code', async () => {
   const entries: LogEntry[] = [];
-  const { handle } = await newService({ onLog: (e) => entries.push(e) });
+  const { handle } = await newService({ onLog: (e) => { entries.push(e); } });
   await send(handle, 'PUT', 'http://photos.svc.localhost/');
   await send(handle, 'PUT', 'http://photos.svc.localhost/a/b.txt', { body: 'hello' });
   await send(handle, 'GET', 'http://photos.svc.localhost/a/b.txt');

@@ -1,0 +1,68 @@
+// The request log: a bounded ring buffer in its own IndexedDB database (newest `capacity` entries),
+// written with relaxed durability off the response path, and broadcast live on a BroadcastChannel.
+import { wrap, type DBSchema, type IDBPDatabase } from 'idb';
+import type { LogEntry } from '../core/handler.ts';
+
+export const LOG_DB = 'swbucket-log';
+export const LOG_CHANNEL = 'swbucket-log';
+export const LOG_CAPACITY = 10_000;
+
+/** A stored entry: the handler's entry plus its position in the log. */
+export interface LoggedEntry extends LogEntry {
+  seq: number;
+}
+
+interface LogSchema extends DBSchema {
+  entries: { key: number; value: LogEntry & { seq?: number } };
+}
+
+export function openLogDatabase(factory: IDBFactory = globalThis.indexedDB): Promise<IDBPDatabase<LogSchema>> {
+  const request = factory.open(LOG_DB, 1);
+  request.onupgradeneeded = () => {
+    request.result.createObjectStore('entries', { keyPath: 'seq', autoIncrement: true });
+  };
+  return (wrap(request) as unknown as Promise<IDBPDatabase<LogSchema>>).then((db) => {
+    db.addEventListener('versionchange', () => db.close());
+    return db;
+  });
+}
+
+export interface RequestLog {
+  write(entry: LogEntry): Promise<void>;
+}
+
+export function createRequestLog(options: { indexedDB?: IDBFactory; capacity?: number } = {}): RequestLog {
+  const capacity = options.capacity ?? LOG_CAPACITY;
+  let db: Promise<IDBPDatabase<LogSchema>> | null = null;
+  const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(LOG_CHANNEL);
+  return {
+    async write(entry) {
+      db ??= openLogDatabase(options.indexedDB).catch((e) => {
+        db = null;
+        throw e;
+      });
+      const tx = (await db).transaction('entries', 'readwrite', { durability: 'relaxed' });
+      const seq = await tx.store.add(entry);
+      // Keys increase by one per entry: everything at or below seq - capacity has fallen off.
+      if (seq > capacity) await tx.store.delete(IDBKeyRange.upperBound(seq - capacity));
+      await tx.done;
+      channel?.postMessage({ ...entry, seq } satisfies LoggedEntry);
+    },
+  };
+}
+
+/** The newest entries first, at most `limit` (for the console and the tests). */
+export async function readLog(limit = 100, factory?: IDBFactory): Promise<LoggedEntry[]> {
+  const db = await openLogDatabase(factory);
+  try {
+    const out: LoggedEntry[] = [];
+    let cursor = await db.transaction('entries').store.openCursor(null, 'prev');
+    while (cursor && out.length < limit) {
+      out.push(cursor.value as LoggedEntry);
+      cursor = await cursor.continue();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
