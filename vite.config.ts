@@ -46,10 +46,31 @@ export default defineConfig({
   plugins: [svelte(), serviceWorker()],
   define: { __SWBUCKET_VERSION__: JSON.stringify(BUILD_VERSION) },
   test: {
-    include: ['test/unit/**/*.test.ts'],
-    setupFiles: ['test/support/setup.ts'],
-    environment: 'node',
-    testTimeout: 30_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/support/setup.ts'],
+          environment: 'node',
+          testTimeout: 30_000,
+        },
+      },
+      {
+        // Real Chromium against the built site: one file at a time, each with its own browser.
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['test/browser/support/global-setup.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      },
+    ],
   },
 });

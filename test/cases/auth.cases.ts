@@ -1,12 +1,12 @@
 // Authentication and access (contract section 2). Plain data; steps are signed as root unless `auth`
 // says otherwise. `{ header }` steps send Authorization verbatim; they also carry a fresh x-svc-date
 // (taken when this module loads) so that only the Authorization value is wrong.
-import { bucket, put, type Case, type Step } from './types.ts';
+import { bucket, put, type Case, type Step, PAGE_ORIGIN } from './types.ts';
 
 const P = 'http://photos.svc.localhost';
 const PUB = 'http://pub.svc.localhost';
 const SVC = 'http://svc.localhost';
-const MOUNT = 'http://localhost:5173/svc';
+const MOUNT = `${PAGE_ORIGIN}/svc`;
 
 const denied = { status: 403, code: 'AccessDenied' } as const;
 const DATE = new Date().toUTCString();

@@ -1,11 +1,11 @@
 // Bucket operations (contract section 4), bucket names and addressing (section 1), and what every
 // response carries (section 7). Plain data: every case runs on a fresh service whose only account is
 // root; steps are signed as root unless `auth` says otherwise.
-import { bucket, put, type Case, type Step } from './types.ts';
+import { bucket, put, type Case, type Step, PAGE_ORIGIN } from './types.ts';
 
 const SVC = 'http://svc.localhost';
 const P = 'http://photos.svc.localhost';
-const MOUNT = 'http://localhost:5173/svc';
+const MOUNT = `${PAGE_ORIGIN}/svc`;
 
 const MD5_HELLO = '5d41402abc4b2a76b9719d911017c592'; // md5("hello"), the default body of put()
 const ISO_MS = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z'; // contract 7: ISO 8601 UTC with ms

@@ -2,6 +2,12 @@
 // Node; the browser runner (issue 5) replays the same steps with fetch() inside a page controlled by
 // the real service worker. So a case is plain data: full virtual-host URLs, string bodies.
 
+/**
+ * The page's own origin in case URLs (for the `/svc/` mount). The Node runner uses it as is; the
+ * browser runner replaces it with the origin of the page the worker controls.
+ */
+export const PAGE_ORIGIN = 'http://localhost:5173';
+
 export type Auth =
   | 'root' // signed as svcadmin with x-svc-date (default)
   | 'anon' // no Authorization at all

@@ -62,7 +62,4 @@ export function stepOptions(step: Step): SendOptions {
   return o;
 }
 
-/** The error code of an XML error body, or undefined. */
-export function errorCode(text: string): string | undefined {
-  return /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-}
+export { errorCode } from '../cases/check.ts';
