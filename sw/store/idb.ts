@@ -32,15 +32,30 @@ type Db = IDBPDatabase<Schema>;
 /** A readwrite transaction over whichever stores the caller named. */
 type Tx = IDBPTransaction<Schema, Names[], 'readwrite'>;
 
-const VERSION = 1;
-
-export const ROOT_ACCOUNT: Account = {
+/** The account a new database starts with (contract section 3). */
+const ROOT_ACCOUNT_RECORD: Account = {
   accessKeyId: 'svcadmin',
   secret: 'svcadmin-secret',
   displayName: 'svcadmin',
   usedBytes: 0,
   root: true,
 };
+
+/**
+ * The schema, as upgrade steps in order: a database at version n has run the first n. A new
+ * schema appends a step; the database version is the number of steps.
+ */
+const UPGRADES: ((db: IDBDatabase) => void)[] = [
+  (db) => {
+    db.createObjectStore('accounts', { keyPath: 'accessKeyId' }).add(ROOT_ACCOUNT_RECORD);
+    db.createObjectStore('buckets', { keyPath: 'name' });
+    db.createObjectStore('objects', { keyPath: ['bucket', 'key'] });
+    db.createObjectStore('versions', { keyPath: ['bucket', 'key', 'versionId'] });
+    db.createObjectStore('bodies', { keyPath: 'id' });
+    db.createObjectStore('uploads', { keyPath: 'uploadId' }).createIndex('byBucketKey', ['bucket', 'key', 'uploadId']);
+    db.createObjectStore('parts', { keyPath: ['uploadId', 'partNumber'] });
+  },
+];
 
 /** Keys of one bucket in the [bucket, key] object store: arrays sort after every string. */
 const bucketRange = (bucket: string, from?: string, open = false) =>
@@ -55,19 +70,9 @@ const partRange = (uploadId: string, after = 0) => IDBKeyRange.bound([uploadId, 
 const newId = (): string => crypto.randomUUID();
 
 function openDatabase(factory: IDBFactory, name: string): Promise<Db> {
-  const request = factory.open(name, VERSION);
+  const request = factory.open(name, UPGRADES.length);
   request.onupgradeneeded = (event) => {
-    const db = request.result;
-    if (event.oldVersion < 1) {
-      db.createObjectStore('accounts', { keyPath: 'accessKeyId' }).add(ROOT_ACCOUNT);
-      db.createObjectStore('buckets', { keyPath: 'name' });
-      db.createObjectStore('objects', { keyPath: ['bucket', 'key'] });
-      db.createObjectStore('versions', { keyPath: ['bucket', 'key', 'versionId'] });
-      db.createObjectStore('bodies', { keyPath: 'id' });
-      db.createObjectStore('uploads', { keyPath: 'uploadId' })
-        .createIndex('byBucketKey', ['bucket', 'key', 'uploadId']);
-      db.createObjectStore('parts', { keyPath: ['uploadId', 'partNumber'] });
-    }
+    for (const step of UPGRADES.slice(event.oldVersion)) step(request.result);
   };
   return wrap(request) as unknown as Promise<Db>;
 }
