@@ -97,7 +97,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     // An older (or newer) build still controls the page: fetch the current worker and let it take over.
     const changed = controllerChange();
     await registration.update();
-    await withTimeout(changed, timeoutMs, 'the updated service worker').catch(() => {});
+    // Only a script that changed installs a new worker; otherwise there is nothing to wait for.
+    if (registration.installing || registration.waiting) {
+      await withTimeout(changed, timeoutMs, 'the updated service worker').catch(() => {});
+    }
     info = await withTimeout(hello(navigator.serviceWorker.controller!), timeoutMs, 'the service worker to answer');
     if (info.version !== PAGE_VERSION) {
       throw new ServiceStartError('version-mismatch',
