@@ -272,7 +272,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     createBucket(bucket: BucketRecord) {
-      return write(['buckets'], async (tx) => {
+      return write(['buckets', 'accounts'], async (tx) => {
+        // Checked in the same step as deleteAccount's "owns no bucket": never a bucket without an owner.
+        if (!(await tx.objectStore('accounts').getKey(bucket.owner))) return 'noSuchOwner' as const;
         const buckets = tx.objectStore('buckets');
         if (await buckets.getKey(bucket.name)) return 'exists' as const;
         await buckets.add(bucket);

@@ -113,7 +113,8 @@ export interface Store {
 
   getBucket(name: string): Promise<BucketRecord | undefined>;
   listBuckets(owner: string): Promise<BucketRecord[]>;
-  createBucket(bucket: BucketRecord): Promise<'ok' | 'exists'>;
+  /** Fails when the owner account is gone (removed while this request was on its way). */
+  createBucket(bucket: BucketRecord): Promise<'ok' | 'exists' | 'noSuchOwner'>;
   /** Deletes only a bucket with no object, no version and no upload. */
   deleteBucket(name: string): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
   setBucketAcl(name: string, acl: Acl): Promise<WriteResult>;

@@ -23,6 +23,7 @@ export async function createBucket(ctx: Context): Promise<Response> {
     name: ctx.bucket, owner: caller.accessKeyId, acl, created: ctx.now(), nextVersionId: 1,
   });
   if (created === 'exists') fail('BucketAlreadyExists', `The bucket "${ctx.bucket}" already exists.`);
+  if (created === 'noSuchOwner') fail('AccessDenied', `The account "${caller.accessKeyId}" no longer exists.`);
   return new Response(null, { status: 200, headers: { location: `/${ctx.bucket}` } });
 }
 
