@@ -16,13 +16,18 @@ interface LogSchema extends DBSchema {
   entries: { key: number; value: LogEntry & { seq?: number } };
 }
 
-export function openLogDatabase(factory: IDBFactory = globalThis.indexedDB): Promise<IDBPDatabase<LogSchema>> {
+/** Opens the log; the connection closes itself when another wants to upgrade or delete it. */
+export function openLogDatabase(factory: IDBFactory = globalThis.indexedDB, onClose?: () => void): Promise<IDBPDatabase<LogSchema>> {
   const request = factory.open(LOG_DB, 1);
   request.onupgradeneeded = () => {
     request.result.createObjectStore('entries', { keyPath: 'seq', autoIncrement: true });
   };
   return (wrap(request) as unknown as Promise<IDBPDatabase<LogSchema>>).then((db) => {
-    db.addEventListener('versionchange', () => db.close());
+    db.addEventListener('versionchange', () => {
+      db.close();
+      onClose?.();
+    });
+    db.addEventListener('close', () => onClose?.());
     return db;
   });
 }
@@ -37,8 +42,12 @@ export function createRequestLog(options: { indexedDB?: IDBFactory; capacity?: n
   const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(LOG_CHANNEL);
   return {
     async write(entry) {
-      db ??= openLogDatabase(options.indexedDB).catch((e) => {
+      // Reopened after a close: a viewer may clear the log by deleting its database.
+      const forget = () => {
         db = null;
+      };
+      db ??= openLogDatabase(options.indexedDB, forget).catch((e) => {
+        forget();
         throw e;
       });
       const tx = (await db).transaction('entries', 'readwrite', { durability: 'relaxed' });
