@@ -1,0 +1,68 @@
+// Signing (contract section 2) with WebCrypto. The canonical forms are the ones the service
+// checks against (sw/core/auth.ts): pure functions, nothing emulator-only.
+import { canonicalResource, stringToSign } from '../../sw/core/auth.ts';
+import type { Target } from '../../sw/core/address.ts';
+
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+const keys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+export async function hmacBase64(secret: string, text: string): Promise<string> {
+  const sig = new Uint8Array(await crypto.subtle.sign('HMAC', await hmacKey(secret), new TextEncoder().encode(text)));
+  let bin = '';
+  for (const b of sig) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+export function targetOf(bucket: string, key: string): Target {
+  if (bucket === '') return { kind: 'service', bucket: '', key: '' };
+  return key === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key };
+}
+
+/**
+ * The StringToSign the service will compute for this request, and the Authorization header.
+ * A page cannot set Date, so the date travels as x-svc-date (then the Date line is empty).
+ */
+export async function signRequest(
+  method: string,
+  bucket: string,
+  key: string,
+  query: URLSearchParams,
+  headers: Headers,
+  creds: Credentials,
+  now = new Date(),
+): Promise<string> {
+  headers.set('x-svc-date', now.toUTCString());
+  const text = stringToSign(method, headers, '', canonicalResource(targetOf(bucket, key), query));
+  headers.set('authorization', `SVC ${creds.accessKeyId}:${await hmacBase64(creds.secretAccessKey, text)}`);
+  return text;
+}
+
+/** Presigned query parameters: the Date line is the Expires value (unix seconds). */
+export async function presignQuery(
+  method: string,
+  bucket: string,
+  key: string,
+  query: URLSearchParams,
+  creds: Credentials,
+  expires: number,
+): Promise<URLSearchParams> {
+  const text = stringToSign(method, new Headers(), String(expires), canonicalResource(targetOf(bucket, key), query));
+  const signed = new URLSearchParams(query);
+  signed.set('SVCAccessKeyId', creds.accessKeyId);
+  signed.set('Expires', String(expires));
+  signed.set('Signature', await hmacBase64(creds.secretAccessKey, text));
+  return signed;
+}
