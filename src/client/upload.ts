@@ -16,7 +16,11 @@ export interface UploadOptions extends ObjectHeadersInput {
   signal?: AbortSignal;
   /** Bytes sent so far; only ever grows, and ends at `total`. */
   onProgress?: (progress: { loaded: number; total: number }) => void;
-  /** Continue this key's unfinished upload: parts already there with the same size and MD5 are not sent again. */
+  /**
+   * Continue this key's unfinished upload: parts already there with the same size and MD5 are not
+   * sent again. Content-Type and the standard headers are the ones given when that upload was
+   * started (the service takes them at Initiate); metadata given now is applied at Complete.
+   */
   resume?: boolean;
   /** When the signal aborts, also abort the upload on the service. Default true. */
   abortOnCancel?: boolean;
