@@ -348,6 +348,19 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
     deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]) {
       return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+        const keys = entries.map((e) => e.key);
+        if (entries.every((e) => e.versionId === undefined) && new Set(keys).size === keys.length) {
+          // The common case, distinct keys and no versions: every request at once rather than one
+          // awaited after the other (1000 keys is 3000 requests in this transaction).
+          const objects = tx.objectStore('objects');
+          const found = (await Promise.all(keys.map((key) => objects.get([bucket, key])))).filter((o) => o !== undefined);
+          await charge(tx, b, -found.reduce((n, o) => n + o.size, 0));
+          await Promise.all(found.flatMap((o) => [
+            objects.delete([bucket, o.key]),
+            ...o.chunks.map((c) => tx.objectStore('bodies').delete(c.id)),
+          ]));
+          return entries.map((): DeleteOutcome => 'deleted');
+        }
         const outcomes: DeleteOutcome[] = [];
         // deleteOne reads what it needs, so later entries see earlier deletions.
         for (const e of entries) outcomes.push(await deleteOne(tx, b, e.key, e.versionId));
