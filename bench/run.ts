@@ -1,0 +1,104 @@
+// `npm run bench`: swbucket's benchmarks. Builds the site, starts the servers (the built site, the
+// bench origin with the floor worker, s3rver) and one Chromium, runs every figure side by side
+// with its baseline, prints a table, and writes bench/results.json and bench/RESULTS.md.
+// Targets live here, never in the test suite. Exits 0 when it ran, whatever the figures say
+// (`--strict`: 1 when a target is missed); 2 when it could not run.
+//
+//   npm run bench                      all figures
+//   npm run bench -- --only 1,4,5      some figures (5 and 7 bring 4: they read its 256 MiB object)
+//   npm run bench -- --strict          exit 1 on a missed target
+//   npm run bench -- --no-diagnose     skip the request timelines traced at the end (evidence for RESULTS.md)
+import { fileURLToPath } from 'node:url';
+import { startEnv, call, type Env } from './lib/env.ts';
+import { formatTable, machine, writeResults, type Row } from './lib/report.ts';
+import { explainMisses, METHOD_NOTES } from './lib/explain.ts';
+import type { Ctx } from './lib/context.ts';
+import { md5Figure } from './figures/md5.ts';
+import { putGetFigures, type PutGetResult } from './figures/putget.ts';
+import { multipartFigure } from './figures/multipart.ts';
+import { moveRangeFigure } from './figures/move-range.ts';
+import { smallObjectsFigure } from './figures/small.ts';
+import { memoryFigure } from './figures/memory.ts';
+import { diagnose, type Diagnostics } from './lib/diagnose.ts';
+
+const BUDGET_MS = 9.5 * 60 * 1000; // the whole run must finish in under 10 minutes
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0).padStart(3)}s`;
+const log = (line: string) => console.log(`[${elapsed()}] ${line}`);
+
+const args = process.argv.slice(2);
+const strict = args.includes('--strict');
+const onlyArg = args[args.indexOf('--only') + 1];
+const only = args.includes('--only') && onlyArg ? new Set(onlyArg.split(',').map(Number)) : null;
+const wants = (n: number) => !only || only.has(n) || (n === 4 && (only.has(5) || only.has(7))) || (n === 2 && only.has(3)) || (n === 3 && only.has(2));
+
+// A run that hangs must not hold a shared machine: past the budget, close what was started (a few
+// seconds at most) and stop.
+let running: Env | undefined;
+const watchdog = setTimeout(() => {
+  console.error(`[${elapsed()}] bench: over the ${BUDGET_MS / 60000}-minute budget, stopping`);
+  const closing = running?.close() ?? Promise.resolve();
+  Promise.race([closing, new Promise((r) => setTimeout(r, 5000))]).finally(() => process.exit(2));
+}, BUDGET_MS);
+watchdog.unref();
+
+async function main(): Promise<number> {
+  let env: Env | undefined;
+  const rows: Row[] = [];
+  let putget: PutGetResult | undefined;
+  try {
+    env = running = await startEnv(log);
+    log(`Chromium ${env.chromiumVersion}; site ${env.site.url}, bench origin ${env.bench.url}, s3rver ${env.s3.url}`);
+    const ctx: Ctx = { env, log, bucket: 'bench' };
+    await call(env.pages.sw, 'ensureBucket', 'sw', ctx.bucket);
+    const figure = async <T>(n: number, title: string, run: () => Promise<T>, rowsOf: (r: T) => Row[]): Promise<T> => {
+      log(`figure ${n}: ${title}`);
+      const t0 = Date.now();
+      const result = await run();
+      const made = rowsOf(result);
+      rows.push(...made);
+      for (const r of made) {
+        log(`  → ${r.name}: ratio ${r.ratio.toFixed(2)}${r.target ? ` (${r.target}: ${r.pass ? 'pass' : 'MISS'})` : ''}`);
+      }
+      log(`figure ${n} done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+      return result;
+    };
+
+    if (wants(1)) await figure(1, 'MD5 engine vs node:crypto, 64 MiB', () => md5Figure(ctx), (r) => r);
+    if (wants(2)) {
+      putget = await figure(2, 'PUT/GET vs floor worker, raw IndexedDB (and s3rver: figure 3)', () => putGetFigures(ctx), (r) => [...r.rows2, ...r.rows3]);
+    }
+    let big: { bigKey: string; bigSize: number } | undefined;
+    if (wants(4)) big = await figure(4, 'multipart: Complete, concurrent parts, List Parts', () => multipartFigure(ctx), (r) => r.rows);
+    if (wants(5) && big) await figure(5, 'Move and Range', () => moveRangeFigure(ctx, big.bigKey, big.bigSize), (r) => r);
+    if (wants(6)) await figure(6, '1,000 small objects vs s3rver', () => smallObjectsFigure(ctx), (r) => r);
+    if (wants(7) && big) await figure(7, "worker heap while streaming a 256 MiB GET", () => memoryFigure(ctx, big.bigKey, big.bigSize), (r) => r);
+
+    // Last: tracing rewires the worker's globals. Evidence for the explanations of missed targets.
+    let diag: Diagnostics | undefined;
+    if (!args.includes('--no-diagnose')) {
+      log('diagnostics: request timelines inside the worker, IndexedDB durability');
+      diag = await diagnose(ctx);
+    }
+
+    rows.sort((a, b) => a.figure - b.figure);
+    console.log('\n' + formatTable(rows) + '\n');
+    const m = machine(env.chromiumVersion, started);
+    const dir = fileURLToPath(new URL('.', import.meta.url));
+    await writeResults(dir, rows, m, explainMisses(rows, putget, diag), METHOD_NOTES);
+    const missed = rows.filter((r) => r.pass === false);
+    log(`wrote bench/results.json and bench/RESULTS.md: ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
+    for (const r of missed) log(`  MISS ${r.name}: ratio ${r.ratio.toFixed(2)}, target ${r.target}`);
+    return strict && missed.length > 0 ? 1 : 0;
+  } finally {
+    await env?.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(`[${elapsed()}] bench failed:`, e);
+    process.exit(2);
+  },
+);
