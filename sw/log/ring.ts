@@ -40,22 +40,43 @@ export function createRequestLog(options: { indexedDB?: IDBFactory; capacity?: n
   const capacity = options.capacity ?? LOG_CAPACITY;
   let db: Promise<IDBPDatabase<LogSchema>> | null = null;
   const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(LOG_CHANNEL);
+  let pending: LogEntry[] = [];
+  let draining: Promise<void> | null = null;
+
+  async function writeBatch(batch: LogEntry[]): Promise<void> {
+    // Reopened after a close: a viewer may clear the log by deleting its database.
+    const forget = () => {
+      db = null;
+    };
+    db ??= openLogDatabase(options.indexedDB, forget).catch((e) => {
+      forget();
+      throw e;
+    });
+    const tx = (await db).transaction('entries', 'readwrite', { durability: 'relaxed' });
+    const seqs = await Promise.all(batch.map((entry) => tx.store.add(entry)));
+    const last = seqs.at(-1) ?? 0;
+    // Keys increase by one per entry: everything at or below last - capacity has fallen off.
+    if (last > capacity) await tx.store.delete(IDBKeyRange.upperBound(last - capacity));
+    await tx.done;
+    batch.forEach((entry, i) => channel?.postMessage({ ...entry, seq: seqs[i]! } satisfies LoggedEntry));
+  }
+
+  async function drain(): Promise<void> {
+    try {
+      while (pending.length > 0) await writeBatch(pending.splice(0));
+    } finally {
+      draining = null;
+    }
+  }
+
   return {
-    async write(entry) {
-      // Reopened after a close: a viewer may clear the log by deleting its database.
-      const forget = () => {
-        db = null;
-      };
-      db ??= openLogDatabase(options.indexedDB, forget).catch((e) => {
-        forget();
-        throw e;
-      });
-      const tx = (await db).transaction('entries', 'readwrite', { durability: 'relaxed' });
-      const seq = await tx.store.add(entry);
-      // Keys increase by one per entry: everything at or below seq - capacity has fallen off.
-      if (seq > capacity) await tx.store.delete(IDBKeyRange.upperBound(seq - capacity));
-      await tx.done;
-      channel?.postMessage({ ...entry, seq } satisfies LoggedEntry);
+    // Written at once when the log is idle; entries that arrive while a write is under way go
+    // together in the next transaction, so under load the log costs one transaction per batch,
+    // not one per request, and a lone request waits for nothing.
+    write(entry) {
+      pending.push(entry);
+      draining ??= Promise.resolve().then(drain);
+      return draining;
     },
   };
 }

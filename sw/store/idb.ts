@@ -166,11 +166,31 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   const name = options.name ?? 'swbucket';
   let current: Promise<Db> | null = null;
 
+  // Accounts and buckets are read on every request (who is calling, who owns the bucket) and
+  // change rarely. They are kept between writes: any write of this store, or a close of the
+  // database, drops them. `generation` keeps a read that raced a write from refilling the cache.
+  const accountCache = new Map<string, Account | undefined>();
+  const bucketCache = new Map<string, BucketRecord | undefined>();
+  let generation = 0;
+  const dropCaches = () => {
+    generation++;
+    accountCache.clear();
+    bucketCache.clear();
+  };
+  async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>): Promise<T> {
+    if (cache.has(key)) return cache.get(key) as T;
+    const at = generation;
+    const value = await read();
+    if (at === generation) cache.set(key, value);
+    return value;
+  }
+
   // Opened lazily and again after a close: a newer worker's schema upgrade closes us (rule 8).
   const db = (): Promise<Db> => {
     current ??= openDatabase(factory, name).then((d) => {
       const forget = () => {
         current = null;
+        dropCaches();
       };
       d.addEventListener('versionchange', () => {
         d.close();
@@ -189,6 +209,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   async function write<T>(names: Names[], body: (tx: Tx) => Promise<T>): Promise<T> {
     const tx = (await db()).transaction(names, 'readwrite', { durability: 'strict' });
     tx.done.catch(() => {}); // its failure is reported through body() or the await below
+    if (names.includes('accounts') || names.includes('buckets')) dropCaches();
     try {
       const result = await body(tx);
       await tx.done;
@@ -233,7 +254,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     async getAccount(accessKeyId: string) {
-      return (await db()).get('accounts', accessKeyId);
+      return cached(accountCache, accessKeyId, async () => (await db()).get('accounts', accessKeyId));
     },
 
     async listAccounts() {
@@ -264,7 +285,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     async getBucket(bucketName: string) {
-      return (await db()).get('buckets', bucketName);
+      return cached(bucketCache, bucketName, async () => (await db()).get('buckets', bucketName));
     },
 
     async listBuckets(owner: string) {

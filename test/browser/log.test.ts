@@ -212,8 +212,9 @@ describe('request log', () => {
 
   it('a response does not wait for its log entry (the log database held in an upgrade)', async () => {
     // A fresh context: its worker has not opened the log database yet, so the page can create it
-    // first and keep its upgrade transaction busy; the worker's log write queues behind it.
-    const { context, page: fresh } = await openServicePage(browser, inject('baseURL'));
+    // first and keep its upgrade transaction busy; the worker's log write queues behind it. The
+    // console opens on Settings, the one view that sends no request when it loads.
+    const { context, page: fresh } = await openServicePage(browser, `${inject('baseURL')}/#/settings`);
     try {
       await listen(fresh);
       const url = 'http://held.svc.localhost/';
