@@ -167,8 +167,11 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   let current: Promise<Db> | null = null;
 
   // Accounts and buckets are read on every request (who is calling, who owns the bucket) and
-  // change rarely. They are kept between writes: any write of this store, or a close of the
-  // database, drops them. `generation` keeps a read that raced a write from refilling the cache.
+  // what access depends on (secret, owner, ACL, versioning, existence) changes only through the
+  // six writes that use accessWrite(). Those drop the records before and after they commit, as
+  // does a close of the database; `generation` keeps a read that raced one of them from refilling
+  // the cache. Other writes update only counters (usedBytes, nextVersionId), which they read
+  // inside their own transaction, never from here.
   const accountCache = new Map<string, Account | undefined>();
   const bucketCache = new Map<string, BucketRecord | undefined>();
   let generation = 0;
@@ -209,7 +212,6 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   async function write<T>(names: Names[], body: (tx: Tx) => Promise<T>): Promise<T> {
     const tx = (await db()).transaction(names, 'readwrite', { durability: 'strict' });
     tx.done.catch(() => {}); // its failure is reported through body() or the await below
-    if (names.includes('accounts') || names.includes('buckets')) dropCaches();
     try {
       const result = await body(tx);
       await tx.done;
@@ -225,13 +227,24 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     }
   }
 
+  /** A write that changes what access checks read: the cached records go before and after it. */
+  async function accessWrite<T>(names: Names[], body: (tx: Tx) => Promise<T>): Promise<T> {
+    dropCaches();
+    try {
+      return await write(names, body);
+    } finally {
+      dropCaches();
+    }
+  }
+
   /** A write within one bucket: the bucket record is read inside the same transaction. */
   function bucketWrite<T>(
     bucketName: string,
     names: Names[],
     body: (tx: Tx, bucket: BucketRecord) => Promise<T>,
+    through: typeof write = write,
   ): Promise<T | 'noSuchBucket'> {
-    return write(['buckets', 'accounts', ...names], async (tx) => {
+    return through(['buckets', 'accounts', ...names], async (tx) => {
       const bucket = await tx.objectStore('buckets').get(bucketName);
       return bucket ? body(tx, bucket) : 'noSuchBucket';
     });
@@ -262,7 +275,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     putAccount(account: Omit<Account, 'usedBytes' | 'root'>) {
-      return write(['accounts'], async (tx) => {
+      return accessWrite(['accounts'], async (tx) => {
         const accounts = tx.objectStore('accounts');
         const old = await accounts.get(account.accessKeyId);
         const next: Account = { ...account, usedBytes: old?.usedBytes ?? 0 };
@@ -273,7 +286,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     deleteAccount(accessKeyId: string) {
-      return write(['accounts', 'buckets'], async (tx) => {
+      return accessWrite(['accounts', 'buckets'], async (tx) => {
         const account = await tx.objectStore('accounts').get(accessKeyId);
         if (!account) return 'noSuchAccount' as const;
         if (account.root) return 'root' as const;
@@ -293,7 +306,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     createBucket(bucket: BucketRecord) {
-      return write(['buckets', 'accounts'], async (tx) => {
+      return accessWrite(['buckets', 'accounts'], async (tx) => {
         // Checked in the same step as deleteAccount's "owns no bucket": never a bucket without an owner.
         if (!(await tx.objectStore('accounts').getKey(bucket.owner))) return 'noSuchOwner' as const;
         const buckets = tx.objectStore('buckets');
@@ -304,7 +317,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     deleteBucket(bucketName: string) {
-      return write(['buckets', 'objects', 'versions', 'uploads'], async (tx) => {
+      return accessWrite(['buckets', 'objects', 'versions', 'uploads'], async (tx) => {
         if (!(await tx.objectStore('buckets').getKey(bucketName))) return 'noSuchBucket' as const;
         const everything = IDBKeyRange.bound([bucketName], [bucketName, []]);
         const holds = await Promise.all([
@@ -322,14 +335,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, acl });
         return 'ok';
-      });
+      }, accessWrite);
     },
 
     setBucketVersioning(bucketName: string, versioning: VersioningStatus) {
       return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, versioning });
         return 'ok';
-      });
+      }, accessWrite);
     },
 
     async headObject(bucket: string, key: string, versionId?: number) {

@@ -105,12 +105,14 @@ export type QuotaRefusal = 'quotaExceeded';
 export type DeleteOutcome = 'deleted' | 'noSuchVersion';
 
 export interface Store {
+  /** For access checks. Its usedBytes may lag behind writes; listAccounts() reads it fresh. */
   getAccount(accessKeyId: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;
   /** Creates or updates; usedBytes and the root flag are kept by the store. */
   putAccount(account: Omit<Account, 'usedBytes' | 'root'>): Promise<'created' | 'updated'>;
   deleteAccount(accessKeyId: string): Promise<'ok' | 'noSuchAccount' | 'root' | 'ownsBuckets'>;
 
+  /** For access checks. Its nextVersionId may lag behind writes, which read it in their own step. */
   getBucket(name: string): Promise<BucketRecord | undefined>;
   listBuckets(owner: string): Promise<BucketRecord[]>;
   /** Fails when the owner account is gone (removed while this request was on its way). */
