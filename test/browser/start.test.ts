@@ -41,7 +41,8 @@ describe('startService', () => {
       site.bodies.delete('/sw.js'); // the right build is served again
       await page.reload();
       await page.waitForFunction(() => Boolean((window as { swbucket?: unknown }).swbucket), null, { timeout: 30_000 });
-      expect(await statusText(page)).toContain(buildId);
+      expect(await page.evaluate(() => (window as unknown as { swbucket: { version: string } }).swbucket.version)).toBe(buildId);
+      expect(await statusText(page)).toContain('Running');
       const server = await page.evaluate(async () => (await fetch('http://photos.svc.localhost/')).headers.get('server'));
       expect(server).toBe('swbucket');
     } finally {
