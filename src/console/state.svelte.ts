@@ -147,6 +147,21 @@ export function formatDate(d: Date): string {
   return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
+/**
+ * Saves an object as a file: a presigned link on this page's mount (a navigation reaches the
+ * worker only there) whose ?download= makes the worker answer as an attachment with the name.
+ * No `download` attribute on the link: with it Chromium fetches the link past the worker.
+ */
+export async function downloadObject(bucket: string, key: string): Promise<void> {
+  const name = key.slice(key.lastIndexOf('/') + 1) || 'download';
+  const url = await app.client.presign(bucket, key, { expiresIn: 300, query: { download: name } });
+  const a = document.createElement('a');
+  a.href = onMount(url, bucket, app.service!.mount);
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
 /** A presigned URL on this page's mount: navigations (downloads, new tabs) reach the worker there. */
 export function onMount(url: string, bucket: string, mount: string): string {
   const u = new URL(url);
