@@ -11,6 +11,7 @@ import { openServicePage, resetService } from './support/page.ts';
 import { makePng } from './support/media.ts';
 import { hmac, stringToSign } from '../support/sign.ts';
 import type { Client, createClient } from '../../src/client/index.ts';
+import type { LoggedEntry } from '../../sw/log/ring.ts';
 
 // ------------------------------------------------------------------ page harness
 
@@ -21,22 +22,7 @@ interface SwGlobal {
   createClient: typeof createClient;
 }
 
-interface LogEntry {
-  seq: number;
-  time: number;
-  requestId: string;
-  method: string;
-  url: string;
-  operation: string;
-  bucket: string;
-  key: string;
-  status: number;
-  code?: string;
-  bytesIn: number;
-  bytesOut: number;
-  accessKeyId?: string;
-  requestHeaders: [string, string][];
-}
+type LogEntry = LoggedEntry;
 
 /** A thrown value, as plain fields. */
 interface Thrown {

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { openServicePage } from './support/page.ts';
 import type { Client, createClient } from '../../src/client/index.ts';
+import type { LoggedEntry } from '../../sw/log/ring.ts';
 
 // Polls wait for what the page shows after a round trip through the worker and IndexedDB: give
 // them room on a busy machine (they return as soon as the condition holds).
@@ -147,24 +148,7 @@ export async function screenshot(page: Page, view: string): Promise<void> {
 }
 
 /** An entry of the request log as the worker stores it ('swbucket-log' database). */
-export interface StoredLogEntry {
-  seq: number;
-  time: number;
-  requestId: string;
-  method: string;
-  url: string;
-  operation: string;
-  bucket: string;
-  key: string;
-  status: number;
-  code?: string;
-  bytesIn: number;
-  bytesOut: number;
-  durationMs: number;
-  accessKeyId?: string;
-  requestHeaders: [string, string][];
-  responseHeaders: [string, string][];
-}
+export type StoredLogEntry = LoggedEntry;
 
 /** Every entry of the request log the worker holds, oldest first; [] when there is no log yet. */
 export function storedLog(page: Page): Promise<StoredLogEntry[]> {

@@ -8,25 +8,9 @@ import { openServicePage, resetService, sendSteps } from './support/page.ts';
 import { presign, signHeaders } from '../support/sign.ts';
 import { errorCode, type StepResult } from '../cases/check.ts';
 import { PAGE_ORIGIN, type Step } from '../cases/types.ts';
+import type { LoggedEntry } from '../../sw/log/ring.ts';
 
-interface Entry {
-  seq: number;
-  time: number;
-  requestId: string;
-  method: string;
-  url: string;
-  operation: string;
-  bucket: string;
-  key: string;
-  status: number;
-  code?: string;
-  bytesIn: number;
-  bytesOut: number;
-  durationMs: number;
-  accessKeyId?: string;
-  requestHeaders: [string, string][];
-  responseHeaders: [string, string][];
-}
+type Entry = LoggedEntry;
 
 /** Starts collecting the live log in the page (before any request of the test is sent). */
 async function listen(page: Page): Promise<void> {
