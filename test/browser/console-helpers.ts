@@ -150,26 +150,7 @@ export async function screenshot(page: Page, view: string): Promise<void> {
 /** An entry of the request log as the worker stores it ('swbucket-log' database). */
 export type StoredLogEntry = LoggedEntry;
 
-/** Every entry of the request log the worker holds, oldest first; [] when there is no log yet. */
-export function storedLog(page: Page): Promise<StoredLogEntry[]> {
-  return page.evaluate(async () => {
-    // Opening a database that does not exist would create it empty (and break the worker's log).
-    if (!(await indexedDB.databases()).some((d) => d.name === 'swbucket-log')) return [];
-    return new Promise<StoredLogEntry[]>((resolve, reject) => {
-      const open = indexedDB.open('swbucket-log');
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const db = open.result;
-        const get = db.transaction('entries').objectStore('entries').getAll();
-        get.onsuccess = () => {
-          db.close();
-          resolve(get.result as StoredLogEntry[]);
-        };
-        get.onerror = () => reject(get.error);
-      };
-    });
-  });
-}
+export { storedLog } from './support/log.ts';
 
 /** Bytes for the page: base64 (page.evaluate arguments are JSON). */
 export const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');

@@ -11,6 +11,8 @@ import { startStaticServer, type StaticServer } from './support/static-server.ts
 import { makeMp4, makePng } from './support/media.ts';
 import { presign, signHeaders } from '../support/sign.ts';
 import type { Step } from '../cases/types.ts';
+import { storedLog } from './support/log.ts';
+import type { LoggedEntry } from '../../sw/log/ring.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -88,40 +90,6 @@ async function pageFetch(
       text: bytes.length <= 64 * 1024 ? new TextDecoder().decode(bytes) : '',
     };
   }, { method, url, headers: [...headers], body: o.body, prngSource: prngBytes.toString() });
-}
-
-/** Every entry of the worker's request log database, read in the page. */
-async function readLogDatabase(page: Page): Promise<LogRow[]> {
-  return page.evaluate(() => new Promise<LogRow[]>((resolve, reject) => {
-    const open = indexedDB.open('swbucket-log');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      if (!db.objectStoreNames.contains('entries')) {
-        db.close();
-        resolve([]);
-        return;
-      }
-      const get = db.transaction('entries').objectStore('entries').getAll();
-      get.onsuccess = () => {
-        db.close();
-        resolve(get.result as LogRow[]);
-      };
-      get.onerror = () => reject(get.error);
-    };
-  }));
-}
-
-interface LogRow {
-  seq: number;
-  method: string;
-  operation: string;
-  bucket: string;
-  key: string;
-  status: number;
-  bytesOut: number;
-  requestHeaders: [string, string][];
-  responseHeaders: [string, string][];
 }
 
 const header = (pairs: [string, string][], name: string) => pairs.find(([n]) => n.toLowerCase() === name)?.[1];
@@ -513,7 +481,7 @@ describe('with the page of the built site', () => {
     it('plays and seeks; its range requests were answered with 206', async () => {
       await createBucket('media', 'public-read');
       await putBytes('media', encodeURIComponent(key).replace(/%2F/g, '/'), clip.mp4, 'video/mp4');
-      const before = new Set((await readLogDatabase(page)).map((e) => e.seq));
+      const before = new Set((await storedLog(page)).map((e) => e.seq));
 
       const r = await page.evaluate(async (src) => {
         const v = document.createElement('video');
@@ -585,9 +553,9 @@ describe('with the page of the built site', () => {
       });
 
       // What the worker answered the media element, from its request log.
-      let gets: LogRow[] = [];
+      let gets: LoggedEntry[] = [];
       await expect.poll(async () => {
-        gets = (await readLogDatabase(page)).filter((e) => !before.has(e.seq) && e.bucket === 'media' && e.key === key && e.method === 'GET');
+        gets = (await storedLog(page)).filter((e) => !before.has(e.seq) && e.bucket === 'media' && e.key === key && e.method === 'GET');
         return gets.length;
       }, { timeout: 10_000 }).toBeGreaterThan(0);
       for (const e of gets) {

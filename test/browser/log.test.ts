@@ -9,6 +9,7 @@ import { presign, signHeaders } from '../support/sign.ts';
 import { errorCode, type StepResult } from '../cases/check.ts';
 import { PAGE_ORIGIN, type Step } from '../cases/types.ts';
 import type { LoggedEntry } from '../../sw/log/ring.ts';
+import { storedLog } from './support/log.ts';
 
 type Entry = LoggedEntry;
 
@@ -25,26 +26,6 @@ async function listen(page: Page): Promise<void> {
 
 const broadcast = (page: Page) => page.evaluate(() => (window as unknown as { __broadcast: Entry[] }).__broadcast);
 
-/** Every stored entry, read with plain IndexedDB in the page; [] when the database is not there yet. */
-async function stored(page: Page): Promise<Entry[]> {
-  return page.evaluate(async () => {
-    // Opening a database that does not exist would create it empty (and break the worker's log).
-    if (!(await indexedDB.databases()).some((d) => d.name === 'swbucket-log')) return [];
-    return new Promise<Entry[]>((resolve, reject) => {
-      const open = indexedDB.open('swbucket-log');
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const db = open.result;
-        const get = db.transaction('entries').objectStore('entries').getAll();
-        get.onsuccess = () => {
-          db.close();
-          resolve(get.result as Entry[]);
-        };
-        get.onerror = () => reject(get.error);
-      };
-    });
-  });
-}
 
 const idOf = (r: StepResult) => r.headers['x-svc-request-id']!;
 const only = <T extends { requestId: string }>(entries: T[], id: string) => entries.filter((e) => e.requestId === id);
@@ -55,7 +36,7 @@ async function settled(page: Page, ids: string[]): Promise<{ live: Entry[]; rows
   let rows: Entry[] = [];
   await expect.poll(async () => {
     live = await broadcast(page);
-    rows = await stored(page);
+    rows = await storedLog(page);
     return ids.filter((id) => !live.some((e) => e.requestId === id) || !rows.some((e) => e.requestId === id));
   }, { timeout: 10_000, message: 'request ids missing from the broadcast or the database' }).toEqual([]);
   return { live, rows };
@@ -165,7 +146,7 @@ describe('request log', () => {
     // A reload (a new page, the same database): still there, unchanged.
     await page.reload();
     await page.waitForFunction(() => Boolean((window as { swbucket?: unknown }).swbucket), null, { timeout: 20_000 });
-    const after = await stored(page);
+    const after = await storedLog(page);
     for (const id of ids) expect(only(after, id)).toEqual(only(rows, id));
   });
 
@@ -181,7 +162,7 @@ describe('request log', () => {
       r.onerror = () => reject(r.error);
       r.onblocked = () => reject(new Error('deleting the log database was blocked: a connection did not close'));
     }));
-    expect(await stored(page)).toEqual([]);
+    expect(await storedLog(page)).toEqual([]);
 
     await listen(page);
     const results = await sendSteps(page, [
