@@ -55,12 +55,3 @@ export function resolveAddress(url: URL, o: AddressOptions): Target | null {
   }
   return null;
 }
-
-/** True when a URL is the service's: the service worker claims exactly these requests. */
-export function isServiceUrl(url: URL, o: AddressOptions): boolean {
-  try {
-    return resolveAddress(url, o) !== null;
-  } catch {
-    return true; // ours, but malformed: the handler answers with the error
-  }
-}

@@ -64,9 +64,3 @@ export async function md5OfBlob(blob: Blob): Promise<string> {
 export function md5OfText(text: string): Promise<string> {
   return md5OfBlob(new Blob([text]));
 }
-
-export function hexToBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
-}
