@@ -1,22 +1,11 @@
 // Signing (contract section 2) with WebCrypto. The canonical forms are the ones the service
 // checks against (sw/core/auth.ts): pure functions, nothing emulator-only.
-import { canonicalResource, stringToSign } from '../../sw/core/auth.ts';
+import { canonicalResource, hmacKey, stringToSign } from '../../sw/core/auth.ts';
 import type { Target } from '../../sw/core/address.ts';
 
 export interface Credentials {
   accessKeyId: string;
   secretAccessKey: string;
-}
-
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-    keys.set(secret, key);
-  }
-  return key;
 }
 
 export async function hmacBase64(secret: string, text: string): Promise<string> {

@@ -58,12 +58,22 @@ function base64ToBytes(text: string): Uint8Array | null {
   }
 }
 
+const hmacKeys = new Map<string, Promise<CryptoKey>>();
+
+/** The HMAC-SHA256 key of a secret, imported once per secret (every signed request needs it). */
+export function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = hmacKeys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    hmacKeys.set(secret, key);
+  }
+  return key;
+}
+
 async function signatureMatches(secret: string, text: string, signature: string): Promise<boolean> {
   const given = base64ToBytes(signature);
   if (!given) return false;
-  const enc = new TextEncoder();
-  const key = await crypto.subtle.importKey('raw', enc.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
-  return crypto.subtle.verify('HMAC', key, given as Uint8Array<ArrayBuffer>, enc.encode(text));
+  return crypto.subtle.verify('HMAC', await hmacKey(secret), given as Uint8Array<ArrayBuffer>, new TextEncoder().encode(text));
 }
 
 export interface AuthInput {
