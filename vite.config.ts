@@ -1,50 +1,39 @@
 import { defineConfig, type Plugin } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
-import { build } from 'esbuild';
+import { HASH_WORKER_SOURCE, bundleServiceWorker, hashWorkerModule } from './scripts/bundles.ts';
 import { readFileSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** One build id shared by the page and its worker, so a page can tell a worker of another build. */
-const BUILD_VERSION = `${pkg.version}+${Date.now().toString(36)}`;
-
-/** The worker is its own bundle, one classic script at a fixed, unhashed URL at the scope root. */
-async function bundleWorker(minify: boolean): Promise<string> {
-  const out = await build({
-    entryPoints: ['sw/service-worker.ts'],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    minify,
-    define: { __SWBUCKET_VERSION__: JSON.stringify(BUILD_VERSION) },
-  });
-  return out.outputFiles[0]!.text;
-}
-
-function serviceWorker(): Plugin {
+/**
+ * This repo's own site, from source: the standalone worker at a fixed /sw.js (bundled on request in
+ * dev, emitted by the build) and the client's hashing worker inlined, as the package build does.
+ */
+function fromSource(): Plugin {
   return {
-    name: 'swbucket-service-worker',
+    name: 'swbucket-from-source',
     configureServer(server) {
-      // Dev: bundled on request, so the worker is always the current source.
       server.middlewares.use('/sw.js', (_req, res, next) => {
-        bundleWorker(false).then((code) => {
+        bundleServiceWorker({ minify: false, version: pkg.version }).then((code) => {
           res.setHeader('content-type', 'text/javascript');
           res.setHeader('cache-control', 'no-cache');
           res.end(code);
         }, next);
       });
     },
+    load(id) {
+      return HASH_WORKER_SOURCE.test(id) ? hashWorkerModule(true) : null;
+    },
     async generateBundle() {
-      this.emitFile({ type: 'asset', fileName: 'sw.js', source: await bundleWorker(true) });
+      this.emitFile({ type: 'asset', fileName: 'sw.js', source: await bundleServiceWorker({ minify: true, version: pkg.version }) });
     },
   };
 }
 
 export default defineConfig({
-  plugins: [svelte(), serviceWorker()],
-  define: { __SWBUCKET_VERSION__: JSON.stringify(BUILD_VERSION) },
+  plugins: [svelte(), fromSource()],
+  // dist/ is the package (scripts/build.ts); this repo's own site builds beside it.
+  build: { outDir: 'dist-site' },
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [

@@ -1,6 +1,6 @@
-// A dedicated worker running the service worker's own MD5 code (sw/hash/md5.ts, bundled as is):
+// A dedicated worker running the service worker's own MD5 code (protocol/md5.ts, bundled as is):
 // the engine measured where it runs, in a browser worker, not in Node.
-import { createMd5, md5Engine } from '../../sw/hash/md5.ts';
+import { createMd5, md5Engine } from '../../protocol/md5.ts';
 import { fill } from './fill.ts';
 
 let data: Uint8Array | null = null;

@@ -1,4 +1,4 @@
-// Figure 1: the MD5 engine the worker uses (hash-wasm, from sw/hash/md5.ts) against node:crypto
+// Figure 1: the MD5 engine the worker uses (hash-wasm, from protocol/md5.ts) against node:crypto
 // (OpenSSL) on the same 64 MiB. The engine runs in a dedicated browser worker — where it runs in
 // production, not in Node — and both sides are fed 64 KiB updates, the chunk size a service
 // worker receives a request body in (measured: Chromium delivers PUT bodies in 65,536-byte reads).

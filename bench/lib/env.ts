@@ -1,4 +1,4 @@
-// Everything the figures run against, started once: the built site (dist/ via the tests' static
+// Everything the figures run against, started once: the built site (dist-site/ via the tests' static
 // server), the bench origin (floor worker, raw page, MD5 worker), s3rver, and one Chromium.
 import { build as viteBuild } from 'vite';
 import { build as esbuild } from 'esbuild';
@@ -30,7 +30,7 @@ async function bundle(entry: string): Promise<string> {
 }
 
 export interface Pages {
-  /** The built swbucket page, controlled by dist/sw.js. */
+  /** The built swbucket page, controlled by dist-site/sw.js. */
   sw: Page;
   /** Controlled by the floor worker. */
   floor: Page;

@@ -5,132 +5,12 @@ import { XMLParser } from 'fast-xml-parser';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
-import { upload, type UploadOptions, type UploadResult } from './upload.ts';
-
-export { SvcClientError };
-
-export interface ClientOptions {
-  /** Service URL, e.g. `http://svc.localhost`; bucket hosts are `{bucket}.{host}`. */
-  endpoint?: string;
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  /** Defaults to the global fetch. */
-  fetch?: typeof fetch;
-}
-
-export type Body = Blob | BufferSource | string;
-export type Acl = 'private' | 'public-read';
-
-export interface ObjectHeadersInput {
-  contentType?: string;
-  contentEncoding?: string;
-  cacheControl?: string;
-  expires?: string;
-  contentDisposition?: string;
-  contentLanguage?: string;
-  /** User metadata: sent as x-svc-meta-{name}. */
-  metadata?: Record<string, string>;
-}
-
-export interface PutObjectOptions extends ObjectHeadersInput {
-  /** Compute and send Content-MD5 (in a worker) so the service verifies the bytes. Default true. */
-  checksum?: boolean;
-  signal?: AbortSignal;
-}
-
-export interface WriteResult {
-  etag: string;
-  versionId?: number;
-  requestId: string | null;
-}
-
-export interface ObjectInfo {
-  etag: string;
-  size: number;
-  contentType: string;
-  lastModified: Date;
-  metadata: Record<string, string>;
-  headers: Headers;
-  versionId?: number;
-  objectMd5?: string;
-}
-
-export interface GetObjectOptions {
-  /** `bytes=a-b`, `bytes=a-` or `bytes=-n`; or a range object. */
-  range?: string | { start: number; end?: number } | { suffix: number };
-  ifModifiedSince?: Date;
-  versionId?: number;
-  /** Download name (Content-Disposition: attachment). */
-  download?: string;
-  /** Key to answer with (status 404) when the object is missing. */
-  ifNotFound?: string;
-  signal?: AbortSignal;
-}
-
-export interface GetObjectResult extends ObjectInfo {
-  status: number;
-  /** The response, body unread: use `.blob()` for large objects (much faster than arrayBuffer). */
-  response: Response;
-  contentRange: string | null;
-  notModified: boolean;
-}
-
-export interface ListObjectsOptions {
-  prefix?: string;
-  delimiter?: string;
-  marker?: string;
-  maxKeys?: number;
-}
-
-export interface ObjectSummary {
-  key: string;
-  lastModified: Date;
-  etag: string;
-  size: number;
-  storageClass: string;
-}
-
-export interface ListObjectsPage {
-  objects: ObjectSummary[];
-  commonPrefixes: string[];
-  isTruncated: boolean;
-  nextMarker?: string;
-}
-
-export interface VersionSummary {
-  key: string;
-  versionId: string;
-  isLatest: boolean;
-  lastModified: Date;
-  etag: string;
-  size: number;
-}
-
-export interface PartSummary {
-  partNumber: number;
-  etag: string;
-  size: number;
-  lastModified: Date;
-}
-
-export interface UploadSummary {
-  key: string;
-  uploadId: string;
-  initiated: Date;
-}
-
-export interface AccountSummary {
-  accessKeyId: string;
-  displayName: string;
-  quotaBytes?: number;
-  usedBytes: number;
-  root: boolean;
-}
-
-export interface DeleteObjectsResult {
-  deleted: { key: string; versionId?: string }[];
-  errors: { key: string; code: string; message: string }[];
-}
+import { upload } from './upload.ts';
+import type {
+  AccountSummary, Acl, Body, Client, ClientOptions, DeleteObjectsResult, GetObjectOptions, GetObjectResult, ListObjectsOptions,
+  ListObjectsPage, ObjectHeadersInput, ObjectInfo, ObjectSummary, PartSummary, PutObjectOptions, UploadOptions, UploadResult,
+  UploadSummary, VersionSummary, WriteResult,
+} from './types.ts';
 
 const parser = new XMLParser({
   ignoreAttributes: true,
@@ -217,9 +97,7 @@ interface RequestInput {
   accept?: number[];
 }
 
-export type Client = ReturnType<typeof createClient>;
-
-export function createClient(options: ClientOptions = {}) {
+export function createClient(options: ClientOptions = {}): Client {
   const endpoint = new URL(options.endpoint ?? 'http://svc.localhost');
   const creds: Credentials | null = options.accessKeyId && options.secretAccessKey
     ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
@@ -263,7 +141,7 @@ export function createClient(options: ClientOptions = {}) {
     return hexToBase64(await md5Hex(body));
   }
 
-  const client = {
+  const client: Client = {
     endpoint: endpoint.origin,
     /** The Authorization a request would carry, and the StringToSign behind it (for learning). */
     async explainSignature(method: string, bucket: string, key: string, query: Record<string, string> = {}, headers = new Headers()) {

@@ -1,9 +1,4 @@
-// What applications import.
-export { createClient, encodeKeyPath, SvcClientError } from './client.ts';
-export type {
-  Client, ClientOptions, Body, Acl, ObjectHeadersInput, PutObjectOptions, WriteResult, ObjectInfo, GetObjectOptions,
-  GetObjectResult, ListObjectsOptions, ObjectSummary, ListObjectsPage, VersionSummary, PartSummary, UploadSummary,
-  AccountSummary, DeleteObjectsResult,
-} from './client.ts';
-export type { UploadOptions, UploadResult } from './upload.ts';
-export { startService, ServiceStartError, type StartOptions, type RunningService } from '../service/start.ts';
+// swbucket/client: what applications import to talk to the service (here or a real one).
+export { createClient, encodeKeyPath } from './client.ts';
+export { SvcClientError } from './errors.ts';
+export type * from './types.ts';

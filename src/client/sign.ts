@@ -1,7 +1,7 @@
 // Signing (contract section 2) with WebCrypto. The canonical forms are the ones the service
-// checks against (sw/core/auth.ts): pure functions, nothing emulator-only.
-import { canonicalResource, hmacKey, stringToSign } from '../../sw/core/auth.ts';
-import type { Target } from '../../sw/core/address.ts';
+// checks against (protocol/signing.ts): pure functions, nothing emulator-only.
+import { canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
+import { targetOf } from '../../protocol/address.ts';
 
 export interface Credentials {
   accessKeyId: string;
@@ -13,11 +13,6 @@ export async function hmacBase64(secret: string, text: string): Promise<string> 
   let bin = '';
   for (const b of sig) bin += String.fromCharCode(b);
   return btoa(bin);
-}
-
-export function targetOf(bucket: string, key: string): Target {
-  if (bucket === '') return { kind: 'service', bucket: '', key: '' };
-  return key === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key };
 }
 
 /**

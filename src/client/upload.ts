@@ -2,41 +2,11 @@
 // parallel (bounded), each retried with backoff, abortable, reporting progress, and resumable.
 import { SvcClientError } from './errors.ts';
 import { md5Hex } from './hashing.ts';
-import type { Client, ObjectHeadersInput } from './client.ts';
+import type { Client, UploadOptions, UploadResult } from './types.ts';
 
 const MiB = 1024 * 1024;
 /** The service refuses parts under 16 KiB except the last one. */
 const MIN_PART = 16 * 1024;
-
-export interface UploadOptions extends ObjectHeadersInput {
-  /** Bytes per part, and the size above which the upload is multipart. Default 8 MiB. */
-  partSize?: number;
-  /** Parts in flight at once. Default 4. */
-  concurrency?: number;
-  signal?: AbortSignal;
-  /** Bytes sent so far; only ever grows, and ends at `total`. */
-  onProgress?: (progress: { loaded: number; total: number }) => void;
-  /**
-   * Continue this key's unfinished upload: parts already there with the same size and MD5 are not
-   * sent again. Content-Type and the standard headers are the ones given when that upload was
-   * started (the service takes them at Initiate); metadata given now is applied at Complete.
-   */
-  resume?: boolean;
-  /** When the signal aborts, also abort the upload on the service. Default true. */
-  abortOnCancel?: boolean;
-  /** Attempts after the first for a part that failed on the network or with a 5xx. Default 3. */
-  retries?: number;
-}
-
-export interface UploadResult {
-  etag: string;
-  versionId?: number;
-  /** Set for a multipart upload. */
-  uploadId?: string;
-  /** Parts sent by this call, and parts found already uploaded (resume). */
-  partsSent: number;
-  partsSkipped: number;
-}
 
 function aborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason ?? new DOMException('The upload was aborted.', 'AbortError');

@@ -2,11 +2,7 @@
 // style on the service host `{endpoint}/{bucket}/{key}`, and the page-origin mount `/svc/…`.
 // Scheme and port never matter.
 import { SvcError } from './errors.ts';
-
-export type Target =
-  | { kind: 'service'; bucket: ''; key: '' }
-  | { kind: 'bucket'; bucket: string; key: '' }
-  | { kind: 'object'; bucket: string; key: string };
+import { isValidBucketName, type Target } from '../../protocol/address.ts';
 
 export interface AddressOptions {
   endpoint: string;
@@ -15,10 +11,6 @@ export interface AddressOptions {
   /** Treat a host that is neither the endpoint nor a bucket host as the service host (HTTP server). */
   anyHostIsService: boolean;
 }
-
-const BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
-
-export const isValidBucketName = (name: string): boolean => BUCKET_NAME.test(name);
 
 function decode(raw: string): string {
   try {

@@ -1,7 +1,7 @@
 // Reading request bodies within their limits. The body is hashed while it streams in, never held
 // twice, and reading stops as soon as a limit is passed.
 import { SvcError, type ErrorCode } from './errors.ts';
-import { createMd5 } from '../hash/md5.ts';
+import { createMd5 } from '../../protocol/md5.ts';
 import type { Context } from './context.ts';
 
 export interface BodyLimits {

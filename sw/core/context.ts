@@ -1,7 +1,7 @@
 // What an operation gets: the request, where it points, who sent it, and the store.
-import type { Target } from './address.ts';
+import type { Target } from '../../protocol/address.ts';
 import type { Account, Store } from '../store/types.ts';
-import type { Md5Engine } from '../hash/md5.ts';
+import type { Md5Engine } from '../../protocol/md5.ts';
 
 export interface Context {
   req: Request;

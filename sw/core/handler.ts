@@ -1,13 +1,14 @@
 // handle(request) → response: the whole service as one runtime-neutral function over a Store.
 // The service worker, the HTTP server and the tests are thin adapters around it.
-import { resolveAddress, type Target } from './address.ts';
+import { resolveAddress } from './address.ts';
+import type { Target } from '../../protocol/address.ts';
 import { authenticate } from './auth.ts';
 import { SvcError, errorResponse } from './errors.ts';
 import { httpDate } from './http.ts';
 import { findRoute } from './routes.ts';
 import type { Context } from './context.ts';
 import type { Store } from '../store/types.ts';
-import type { Md5Engine } from '../hash/md5.ts';
+import type { Md5Engine } from '../../protocol/md5.ts';
 
 export interface LogEntry {
   time: number;

@@ -5,7 +5,7 @@ import * as accounts from './ops/accounts.ts';
 import * as buckets from './ops/buckets.ts';
 import * as multipart from './ops/multipart.ts';
 import * as objects from './ops/objects.ts';
-import type { Target } from './address.ts';
+import type { Target } from '../../protocol/address.ts';
 import type { Operation } from './context.ts';
 
 /** Query names that select an operation, in the order they are looked for. */

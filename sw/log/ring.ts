@@ -1,10 +1,12 @@
 // The request log: a bounded ring buffer in its own IndexedDB database (newest `capacity` entries),
 // written with relaxed durability off the response path, and broadcast live on a BroadcastChannel.
 import { wrap, type DBSchema, type IDBPDatabase } from 'idb';
+import { instanceNames } from '../../protocol/instance.ts';
 import type { LogEntry } from '../core/handler.ts';
 
-export const LOG_DB = 'swbucket-log';
-export const LOG_CHANNEL = 'swbucket-log';
+/** The default instance's log; another instance passes its own names (protocol/instance.ts). */
+export const LOG_DB = instanceNames().logDatabase;
+export const LOG_CHANNEL = instanceNames().logChannel;
 export const LOG_CAPACITY = 10_000;
 
 /** A stored entry: the handler's entry plus its position in the log. */
@@ -17,8 +19,10 @@ interface LogSchema extends DBSchema {
 }
 
 /** Opens the log; the connection closes itself when another wants to upgrade or delete it. */
-export function openLogDatabase(factory: IDBFactory = globalThis.indexedDB, onClose?: () => void): Promise<IDBPDatabase<LogSchema>> {
-  const request = factory.open(LOG_DB, 1);
+export function openLogDatabase(
+  factory: IDBFactory = globalThis.indexedDB, onClose?: () => void, database = LOG_DB,
+): Promise<IDBPDatabase<LogSchema>> {
+  const request = factory.open(database, 1);
   request.onupgradeneeded = () => {
     request.result.createObjectStore('entries', { keyPath: 'seq', autoIncrement: true });
   };
@@ -36,10 +40,19 @@ export interface RequestLog {
   write(entry: LogEntry): Promise<void>;
 }
 
-export function createRequestLog(options: { indexedDB?: IDBFactory; capacity?: number } = {}): RequestLog {
+export interface RequestLogOptions {
+  indexedDB?: IDBFactory;
+  capacity?: number;
+  /** Default LOG_DB. */
+  database?: string;
+  /** Default LOG_CHANNEL. */
+  channel?: string;
+}
+
+export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
   const capacity = options.capacity ?? LOG_CAPACITY;
   let db: Promise<IDBPDatabase<LogSchema>> | null = null;
-  const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(LOG_CHANNEL);
+  const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(options.channel ?? LOG_CHANNEL);
   let pending: LogEntry[] = [];
   let draining: Promise<void> | null = null;
 
@@ -48,7 +61,7 @@ export function createRequestLog(options: { indexedDB?: IDBFactory; capacity?: n
     const forget = () => {
       db = null;
     };
-    db ??= openLogDatabase(options.indexedDB, forget).catch((e) => {
+    db ??= openLogDatabase(options.indexedDB, forget, options.database).catch((e) => {
       forget();
       throw e;
     });
@@ -82,8 +95,8 @@ export function createRequestLog(options: { indexedDB?: IDBFactory; capacity?: n
 }
 
 /** The newest entries first, at most `limit` (for the console and the tests). */
-export async function readLog(limit = 100, factory?: IDBFactory): Promise<LoggedEntry[]> {
-  const db = await openLogDatabase(factory);
+export async function readLog(limit = 100, factory?: IDBFactory, database = LOG_DB): Promise<LoggedEntry[]> {
+  const db = await openLogDatabase(factory, undefined, database);
   try {
     const out: LoggedEntry[] = [];
     let cursor = await db.transaction('entries').store.openCursor(null, 'prev');

@@ -96,12 +96,7 @@ describe('page and worker lifecycle', () => {
         swbucket: sw ? { endpoint: sw.endpoint, mount: sw.mount, version: typeof sw.version } : null,
         guard: sessionStorage.getItem('swbucket:reloaded-for-control'),
         // The controlling worker's own answer to the page starter's hello.
-        sameBuild: await new Promise<boolean>((resolve) => {
-          const channel = new MessageChannel();
-          channel.port1.onmessage = (e) => resolve((e.data as { version: string }).version === sw?.version);
-          navigator.serviceWorker.controller?.postMessage({ type: 'swbucket:hello' }, [channel.port2]);
-          setTimeout(() => resolve(false), 5_000);
-        }),
+        sameBuild: await fetch('/__swbucket').then((r) => r.json()).then((h: { swbucket: string }) => h.swbucket === sw?.version, () => false),
       };
     });
     expect(state).toEqual({
@@ -351,21 +346,21 @@ describe('page and worker lifecycle', () => {
 const VARIANT_VERSION = 'lifecycle-test-schema-v2';
 const VARIANT_STORE = 'schema-test-v2';
 
-/** The worker as vite.config.ts builds it, with one more upgrade step appended to idb.ts's UPGRADES. */
+/** The worker as scripts/bundles.ts builds it, another version, with one more upgrade step appended to idb.ts's UPGRADES. */
 async function buildVariantWorker(): Promise<string> {
   let patched = 0;
   const out = await build({
-    entryPoints: ['sw/service-worker.ts'],
+    entryPoints: ['sw/worker.ts'],
     bundle: true,
     format: 'iife',
     platform: 'browser',
     target: 'chrome110',
     write: false,
     minify: true,
-    define: { __SWBUCKET_VERSION__: JSON.stringify(VARIANT_VERSION) },
     plugins: [{
       name: 'append-upgrade-step',
       setup(b) {
+        b.onLoad({ filter: /[\\/]protocol[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = '${VARIANT_VERSION}';`, loader: 'ts' }));
         b.onLoad({ filter: /[\\/]sw[\\/]store[\\/]idb\.ts$/ }, async (args) => {
           const source = await readFile(args.path, 'utf8');
           const start = source.indexOf('const UPGRADES');
@@ -550,11 +545,7 @@ describe('a new worker version with a schema change', () => {
       const w = window as unknown as { changed: Promise<boolean>; update: Promise<string> };
       const controllerchange = await Promise.race([w.changed, new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
       const version = await Promise.race([
-        new Promise<string>((resolve) => {
-          const channel = new MessageChannel();
-          channel.port1.onmessage = (e) => resolve((e.data as { version: string }).version);
-          navigator.serviceWorker.controller?.postMessage({ type: 'swbucket:hello' }, [channel.port2]);
-        }),
+        fetch('/__swbucket').then((r) => r.json()).then((h: { swbucket: string }) => h.swbucket, () => 'no answer'),
         new Promise<string>((resolve) => setTimeout(() => resolve('no answer'), 5_000)),
       ]);
       return { controllerchange, update: await w.update, version };

@@ -22,11 +22,10 @@ const statusText = (page: import('playwright-core').Page) =>
 
 describe('startService', () => {
   it('names a worker of another build that an update cannot replace, and recovers once the right one is served', async () => {
-    const real = await readFile('dist/sw.js', 'utf8');
-    const marker = /(["'])(\d+\.\d+\.\d+\+[0-9a-z]+)\1/.exec(real);
-    expect(marker, 'the build id is in dist/sw.js').not.toBeNull();
-    const buildId = marker![2]!;
-    site.bodies.set('/sw.js', real.split(buildId).join('0.0.0+older'));
+    const real = await readFile('dist-site/sw.js', 'utf8');
+    const buildId = (JSON.parse(await readFile('package.json', 'utf8')) as { version: string }).version;
+    expect(real, 'the package version is in dist-site/sw.js').toContain(`"${buildId}"`);
+    site.bodies.set('/sw.js', real.split(`"${buildId}"`).join('"0.0.0-older"'));
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
@@ -34,9 +33,9 @@ describe('startService', () => {
       await page.waitForFunction(() => /Not running|Running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), null, { timeout: 30_000 });
       const text = await statusText(page);
       expect(text).toContain('Not running');
-      expect(text).toContain('0.0.0+older');
+      expect(text).toContain('0.0.0-older');
       expect(text).toContain(buildId);
-      expect(text).toContain('Close the other tabs of this site and reload');
+      expect(text).toContain('npx swbucket init');
 
       site.bodies.delete('/sw.js'); // the right build is served again
       await page.reload();

@@ -3,7 +3,7 @@
 // GET as a plain link, a quota refusal, and a versioned PUT/GET by versionId.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash } from 'node:crypto';
-import { startServer } from '../../sw/server.ts';
+import { startServer } from '../../node/server.ts';
 import { presign, signHeaders } from '../support/sign.ts';
 
 type Creds = { accessKeyId: string; secret: string };

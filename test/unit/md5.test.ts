@@ -1,7 +1,7 @@
 // Both MD5 engines agree with node:crypto (OpenSSL) on every size and chunking.
 import { describe, it, expect } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { createMd5, md5OfBlob } from '../../sw/hash/md5.ts';
+import { createMd5, md5OfBlob } from '../../protocol/md5.ts';
 
 const sizes = [0, 1, 55, 56, 63, 64, 65, 1000, 64 * 1024 + 3, 3 * 1024 * 1024 + 17];
 

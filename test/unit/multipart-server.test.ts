@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { signHeaders } from '../support/sign.ts';
-import { startServer } from '../../sw/server.ts';
+import { startServer } from '../../node/server.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -1,4 +1,4 @@
-// The real Node HTTP server (sw/server.ts): routing by Host header and by path style, the wire
+// The real Node HTTP server (node/server.ts): routing by Host header and by path style, the wire
 // details only a real socket shows (Content-Length, HEAD, chunked uploads), logging, shutdown.
 // Requests go through node:http so that the Host header can be set (fetch cannot).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
@@ -7,7 +7,7 @@ import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { signHeaders } from '../support/sign.ts';
-import { startServer } from '../../sw/server.ts';
+import { startServer } from '../../node/server.ts';
 
 const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 
@@ -294,7 +294,7 @@ describe('the server process', () => {
   }
 
   async function runAndStop(args: string[], env: NodeJS.ProcessEnv, port: number) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'sw/server.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'node/cli.ts', 'serve', ...args], {
       cwd: ROOT_DIR,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -317,7 +317,7 @@ describe('the server process', () => {
     }
   }
 
-  it('node --import tsx sw/server.ts --port N answers and exits 0 on SIGTERM within 5 s', { timeout: 40_000 }, async () => {
+  it('swbucket serve --port N answers and exits 0 on SIGTERM within 5 s', { timeout: 40_000 }, async () => {
     const port = await freePort();
     await runAndStop(['--port', String(port)], {}, port);
   });

@@ -8,7 +8,7 @@ import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
 import { checkKeyLength, checkMetadataSize, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
 import { intParam } from './buckets.ts';
-import { md5OfText } from '../../hash/md5.ts';
+import { md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, UploadRecord } from '../../store/types.ts';
 import type { Context } from '../context.ts';
 

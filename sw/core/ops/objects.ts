@@ -7,8 +7,8 @@ import {
   contentDisposition, httpDate, isMediaType, modifiedSince, parseRange, quoteEtag, utf8Length,
 } from '../http.ts';
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
-import { isValidBucketName } from '../address.ts';
-import { md5OfBlob } from '../../hash/md5.ts';
+import { isValidBucketName } from '../../../protocol/address.ts';
+import { md5OfBlob } from '../../../protocol/md5.ts';
 import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
 import type { Context } from '../context.ts';
 

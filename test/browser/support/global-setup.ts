@@ -1,4 +1,4 @@
-// Once per browser run: build the real site (page + dist/sw.js) and serve it with `vite preview`,
+// Once per browser run: build the real site (page + dist-site/sw.js) and serve it with `vite preview`,
 // exactly what `npm run build && npm run preview` gives a user.
 import { build, preview, type PreviewServer } from 'vite';
 import type { TestProject } from 'vitest/node';

@@ -1,6 +1,6 @@
 // A static server for the built site with per-path overrides, for tests that need what vite
 // preview cannot give: a Content-Security-Policy on the worker script, or a new build of the
-// worker swapped in at the same URL. Serves dist/ (run after the browser global setup built it).
+// worker swapped in at the same URL. Serves dist-site/ (run after the browser global setup built it).
 import { createServer, type Server } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
@@ -21,7 +21,7 @@ export interface StaticServer {
   close(): Promise<void>;
 }
 
-export async function startStaticServer(root = join(process.cwd(), 'dist')): Promise<StaticServer> {
+export async function startStaticServer(root = join(process.cwd(), 'dist-site')): Promise<StaticServer> {
   const headers = new Map<string, Record<string, string>>();
   const bodies = new Map<string, string>();
   const server: Server = createServer(async (req, res) => {

@@ -1,18 +1,18 @@
-// The HTTP server: the same handle() behind Node's http, through @hono/node-server's
+// swbucket/node: the HTTP server, the same handle() behind Node's http through @hono/node-server's
 // Request/Response bridge. Data lives in memory (fake-indexeddb) and is gone when it stops.
-//   npm run serve [-- --port 9000 --host 127.0.0.1 --endpoint svc.localhost]
-import 'fake-indexeddb/auto';
-import { IDBFactory } from 'fake-indexeddb';
-import { serve, type HttpBindings } from '@hono/node-server';
+// Both are optional peers (a browser app never needs them), loaded when a server starts.
 import type { AddressInfo } from 'node:net';
 import type { Server, ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
-import { createHandler, type LogEntry } from './core/handler.ts';
-import { openIdbStore } from './store/idb.ts';
+import { createHandler, type LogEntry } from '../sw/core/handler.ts';
+import { openIdbStore } from '../sw/store/idb.ts';
+import { DEFAULT_ENDPOINT } from '../protocol/instance.ts';
 
 export interface ServerOptions {
+  /** Default 9000; 0 picks a free port. */
   port?: number;
+  /** Default 127.0.0.1. */
   host?: string;
+  /** Bucket hosts are `{bucket}.{endpoint}`; any other host is the service host (path style). Default `svc.localhost`. */
   endpoint?: string;
   /** One line per request; default: stdout. */
   log?: (line: string) => void;
@@ -21,6 +21,7 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   port: number;
+  endpoint: string;
   close(): Promise<void>;
 }
 
@@ -49,12 +50,31 @@ function joinRepeatedSvcHeaders(req: Request, raw: string[]): Request {
   return new Request(req, { headers });
 }
 
+const PEERS = '@hono/node-server fake-indexeddb';
+
+/** An optional peer, or an error that says how to install it. */
+async function peer<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new Error(`The swbucket server needs two packages that a browser app does not: npm install --save-dev ${PEERS}`);
+  }
+}
+
 export async function startServer(o: ServerOptions = {}): Promise<RunningServer> {
+  const [{ serve }, { IDBFactory }] = await Promise.all([
+    peer(() => import('@hono/node-server')),
+    peer(() => import('fake-indexeddb')),
+    // The store (and idb under it) use IndexedDB's globals, IDBKeyRange and IDBRequest, as in a browser.
+    peer(() => import('fake-indexeddb/auto')),
+  ]);
+  const endpoint = o.endpoint ?? DEFAULT_ENDPOINT;
   const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' });
   const log = o.log ?? ((line: string) => console.log(line));
   const handle = createHandler({
     store,
-    ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+    endpoint,
     anyHostIsService: true,
     onLog: (entry) => log(formatLogLine(entry)),
     onInternalError: (e) => console.error('internal error:', e),
@@ -62,7 +82,7 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   const host = o.host ?? '127.0.0.1';
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({
-      fetch: (req, env) => handle(joinRepeatedSvcHeaders(req, (env as HttpBindings).incoming.rawHeaders)),
+      fetch: (req, env: { incoming: { rawHeaders: string[] } }) => handle(joinRepeatedSvcHeaders(req, env.incoming.rawHeaders)),
       port: o.port ?? 9000,
       hostname: host,
       overrideGlobalObjects: false,
@@ -87,8 +107,9 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   });
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
+    endpoint,
     close: () => new Promise<void>((resolve) => {
       server.close(() => {
         store.close();
@@ -97,43 +118,4 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
       server.closeAllConnections();
     }),
   };
-}
-
-function argValue(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i >= 0) return args[i + 1];
-  return args.find((a) => a.startsWith(name + '='))?.slice(name.length + 1);
-}
-
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const portText = argValue(args, '--port') ?? process.env.PORT ?? '9000';
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`swbucket: invalid port "${portText}"`);
-    process.exit(2);
-  }
-  const endpoint = argValue(args, '--endpoint') ?? 'svc.localhost';
-  const running = await startServer({ port, host: argValue(args, '--host') ?? '127.0.0.1', endpoint });
-  console.log(`swbucket listening on ${running.url} (data in memory, gone when it stops)`);
-  console.log(`  virtual host: curl -H 'Host: photos.${endpoint}' ${running.url}/key`);
-  console.log(`  path style:   ${running.url}/photos/key`);
-  console.log('  root credentials: svcadmin / svcadmin-secret');
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`swbucket: ${signal}, stopping`);
-    setTimeout(() => process.exit(1), 5000).unref();
-    void running.close().then(() => process.exit(0));
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((e) => {
-    console.error('swbucket:', e instanceof Error ? e.message : e);
-    process.exit(1);
-  });
 }

@@ -1,0 +1,35 @@
+// The defaults a page and a worker must agree on, and one name from which every per-instance
+// resource derives, so two apps (or two instances) on one origin share neither data nor log.
+
+export const DEFAULT_ENDPOINT = 'svc.localhost';
+export const DEFAULT_NAME = 'swbucket';
+/** The mount, relative to the worker's scope: `/svc/` at the root, `/demo/svc/` under `/demo/`. */
+export const DEFAULT_MOUNT_PATH = 'svc/';
+/** Where, under the worker's scope, the worker says who it is (startService asks it). */
+export const HELLO_PATH = '__swbucket';
+
+export interface InstanceNames {
+  /** The IndexedDB database of buckets, objects, uploads and accounts. */
+  database: string;
+  /** The request log's own database. */
+  logDatabase: string;
+  /** The BroadcastChannel on which the worker announces each logged request. */
+  logChannel: string;
+}
+
+const VALID_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function instanceNames(name: string = DEFAULT_NAME): InstanceNames {
+  if (!VALID_NAME.test(name)) {
+    throw new TypeError(`swbucket: the instance name "${name}" must be 1–64 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit).`);
+  }
+  return { database: name, logDatabase: `${name}-log`, logChannel: `${name}-log` };
+}
+
+/** What the worker answers at HELLO_PATH. */
+export interface WorkerHello {
+  swbucket: string;
+  endpoint: string;
+  mount: string;
+  name: string;
+}

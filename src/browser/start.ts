@@ -1,0 +1,174 @@
+// startService(): make sure a swbucket worker controls this page and say which one. It registers
+// swbucket's own worker (sw.js beside the page's base), or, when the page's scope already belongs to
+// another worker (an app's own, composing swbucket/sw), uses that one and never replaces it. Ready
+// means the page is controlled and the worker answered the hello with the page's version.
+import { DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
+import { VERSION } from '../../protocol/version.ts';
+
+/** The swbucket version of this page's code; the worker reports its own. */
+export const PAGE_VERSION: string = VERSION;
+
+export interface StartOptions {
+  /**
+   * swbucket's worker script. Default `sw.js` resolved against the page's base URL (`/sw.js` for
+   * an app at the root, `/demo/sw.js` for one at `/demo/`), where `npx swbucket init` and the
+   * Vite plugin put it. An app with client-side routes under a sub-path passes
+   * `import.meta.env.BASE_URL + 'sw.js'`.
+   */
+  scriptUrl?: string;
+  /** The registration's scope. Default the script's folder. */
+  scope?: string;
+  /** Service host; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
+  endpoint?: string;
+  /** Path on this origin that stands for the service host. Default `svc/` under the scope. */
+  mount?: string;
+  /** Names the database, the request log and its channel. Default `swbucket`. */
+  name?: string;
+  /**
+   * false: register nothing, only wait for the worker that controls (or will control) this page,
+   * e.g. one the app registers itself. Default true.
+   */
+  register?: boolean;
+  /** Give up waiting for the worker after this long. Default 15 s. */
+  timeoutMs?: number;
+}
+
+export interface RunningService {
+  endpoint: string;
+  /** The mount path on this origin, e.g. `/svc/`. */
+  mount: string;
+  name: string;
+  /** The worker's swbucket version (equal to PAGE_VERSION once started). */
+  version: string;
+  /** The worker's script URL: swbucket's sw.js, or the app's own worker. */
+  scriptUrl: string;
+  registration: ServiceWorkerRegistration;
+}
+
+export type StartFailure =
+  | 'unsupported' | 'insecure' | 'register-failed' | 'no-worker' | 'timeout' | 'not-swbucket' | 'version-mismatch' | 'options-mismatch';
+
+export class ServiceStartError extends Error {
+  constructor(readonly reason: StartFailure, message: string) {
+    super(message);
+    this.name = 'ServiceStartError';
+  }
+}
+
+const RELOAD_GUARD = 'swbucket:reloaded-for-control';
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ServiceStartError('timeout', `Timed out after ${ms} ms waiting for ${what}.`)), ms);
+    promise.then((v) => {
+      clearTimeout(timer);
+      resolve(v);
+    }, (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+function controllerChange(): Promise<void> {
+  return new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', () => resolve(), { once: true }));
+}
+
+const pathOf = (url: string) => new URL(url).pathname;
+
+function activeScript(reg: ServiceWorkerRegistration): string | null {
+  return (reg.active ?? reg.waiting ?? reg.installing)?.scriptURL ?? null;
+}
+
+/** Asks the controlling worker who it is; null when the answer is not a swbucket worker's. */
+async function hello(scope: string): Promise<WorkerHello | null> {
+  try {
+    const res = await fetch(new URL(HELLO_PATH, scope), { cache: 'no-store' });
+    if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return null;
+    const body = (await res.json()) as Partial<WorkerHello>;
+    return typeof body.swbucket === 'string' ? (body as WorkerHello) : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function startService(options: StartOptions = {}): Promise<RunningService> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  if (!('serviceWorker' in navigator)) {
+    throw window.isSecureContext
+      ? new ServiceStartError('unsupported', 'This browser does not offer service workers (a private window may disable them).')
+      : new ServiceStartError('insecure', `Service workers need a secure origin: open this page over https:// or from http://localhost, not ${location.origin}.`);
+  }
+  if (options.name !== undefined) instanceNames(options.name); // a bad name fails here, not in the worker
+  const ownScript = new URL(options.scriptUrl ?? 'sw.js', document.baseURI);
+  const scope = new URL(options.scope ?? './', ownScript).href;
+
+  const found = await navigator.serviceWorker.getRegistration(scope);
+  const existing = found?.scope === scope ? activeScript(found) : null;
+  let registration: ServiceWorkerRegistration;
+  if (found && existing !== null && pathOf(existing) !== ownScript.pathname) {
+    // The scope belongs to another worker: the app's own. Registering ours would replace it.
+    registration = found;
+  } else if (options.register !== false) {
+    for (const [param, value] of [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name]] as const) {
+      if (value !== undefined) ownScript.searchParams.set(param, value);
+    }
+    try {
+      registration = await navigator.serviceWorker.register(ownScript.href, { scope, updateViaCache: 'none' });
+    } catch (e) {
+      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`
+        + (/MIME|404|fetch/i.test(String(e)) ? ' Is the file there? `npx swbucket init <publicDir>` copies it into your app, or use the swbucket/vite plugin.' : ''));
+    }
+  } else {
+    // The app registers its worker itself, perhaps at this very moment.
+    registration = await withTimeout(navigator.serviceWorker.ready, timeoutMs, 'a service worker').catch(() => {
+      throw new ServiceStartError('no-worker', 'No service worker is registered for this page. Register your worker before calling '
+        + 'startService({ register: false }), or leave `register` on so that swbucket registers its own sw.js.');
+    });
+  }
+
+  if (!navigator.serviceWorker.controller) {
+    if (registration.active && !sessionStorage.getItem(RELOAD_GUARD)) {
+      // A hard reload leaves the page uncontrolled although the worker is active: reload once.
+      sessionStorage.setItem(RELOAD_GUARD, '1');
+      location.reload();
+      return new Promise<never>(() => {});
+    }
+    // First visit: the new worker claims this page when it activates.
+    await withTimeout(controllerChange(), timeoutMs, 'the service worker to take control');
+  }
+  sessionStorage.removeItem(RELOAD_GUARD);
+
+  const ready = await navigator.serviceWorker.ready;
+  const script = navigator.serviceWorker.controller!.scriptURL;
+  const isOwn = pathOf(script) === ownScript.pathname;
+  let info = await hello(ready.scope);
+  if (info && info.swbucket !== PAGE_VERSION && isOwn) {
+    // An older (or newer) copy of swbucket's worker controls the page: fetch the current one.
+    const changed = controllerChange();
+    await ready.update().catch(() => {});
+    // Only a script that changed installs a new worker; otherwise there is nothing to wait for.
+    if (ready.installing || ready.waiting) await withTimeout(changed, timeoutMs, 'the updated service worker').catch(() => {});
+    info = await hello(ready.scope);
+  }
+  if (!info) {
+    throw new ServiceStartError('not-swbucket', `The service worker that controls this page (${pathOf(script)}) does not answer for swbucket. `
+      + (isOwn ? 'Is it swbucket\'s sw.js? Run `npx swbucket init <publicDir>` to copy it.'
+        : 'If it is your app\'s own worker, add swbucket to it: `createFetchHandler()` from swbucket/sw, as the README shows.'));
+  }
+  if (info.swbucket !== PAGE_VERSION) {
+    throw new ServiceStartError('version-mismatch', `This page runs swbucket ${PAGE_VERSION} but its service worker ${pathOf(script)} runs swbucket ${info.swbucket}. `
+      + (isOwn ? 'Run `npx swbucket init <publicDir>` again to copy the matching worker (the swbucket/vite plugin serves it from the package instead), then reload.'
+        : 'Rebuild your service worker against the installed swbucket, then reload.'));
+  }
+  const mount = options.mount === undefined ? undefined : new URL(options.mount, ready.scope).pathname.replace(/\/?$/, '/');
+  const wanted = { endpoint: options.endpoint?.toLowerCase(), mount, name: options.name };
+  for (const [field, value] of Object.entries(wanted)) {
+    const actual = info[field as keyof typeof wanted];
+    if (value !== undefined && value !== actual) {
+      throw new ServiceStartError('options-mismatch', `startService was given ${field} "${value}", but the worker ${pathOf(script)} serves ${field} "${actual}". `
+        + 'Pass the same options to the worker (createFetchHandler) and to startService.');
+    }
+  }
+  return { endpoint: info.endpoint, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready };
+}

@@ -1,0 +1,96 @@
+// swbucket/sw: the service inside a service worker, as two calls for whoever owns the worker (an
+// app's own, or swbucket's standalone worker.ts). claims() decides synchronously which requests are
+// the service's: its hosts, the mount on the worker's own origin, and the hello that startService()
+// sends. respond() answers them. Nothing else: no listeners, no skipWaiting, no clients.claim.
+import { createHandler, type Handle } from './core/handler.ts';
+import { SvcError, errorResponse } from './core/errors.ts';
+import { openIdbStore } from './store/idb.ts';
+import { createRequestLog } from './log/ring.ts';
+import { DEFAULT_ENDPOINT, DEFAULT_MOUNT_PATH, HELLO_PATH, instanceNames, type WorkerHello } from '../protocol/instance.ts';
+import { VERSION } from '../protocol/version.ts';
+
+export type { WorkerHello };
+
+export interface FetchHandlerOptions {
+  /** Service host; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
+  endpoint?: string;
+  /**
+   * Path on the worker's own origin that stands for the service host, for navigations (links,
+   * downloads) that never reach a worker as requests to another host. Default `svc/` under the
+   * worker's scope: `/svc/` for a worker at the root, `/demo/svc/` for one at `/demo/`.
+   */
+  mount?: string;
+  /** Names the database, the request log and its channel. Default `swbucket`. */
+  name?: string;
+  /** Keep the request log (the console's live view). Default true. */
+  log?: boolean;
+}
+
+/** What respond() needs of a FetchEvent: its request, and a way to finish work after the answer. */
+export interface FetchEventLike {
+  readonly request: Request;
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+export interface FetchHandler {
+  /** True for the requests this handler answers; decided synchronously, as a fetch listener must. */
+  claims(url: URL | string): boolean;
+  respond(event: FetchEventLike): Promise<Response>;
+  /** What the worker tells startService() about itself. */
+  readonly hello: WorkerHello;
+}
+
+declare const self: ServiceWorkerGlobalScope;
+
+function normalizeMount(mount: string, scope: URL): string {
+  const path = new URL(mount, scope).pathname;
+  return path.endsWith('/') ? path : path + '/';
+}
+
+export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHandler {
+  const names = instanceNames(options.name);
+  const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).toLowerCase();
+  const scope = new URL(self.registration?.scope ?? new URL('/', self.location.href).href);
+  const mount = normalizeMount(options.mount ?? DEFAULT_MOUNT_PATH, scope);
+  const mountRoot = mount.slice(0, -1);
+  const helloUrl = new URL(HELLO_PATH, scope);
+  const hello: WorkerHello = { swbucket: VERSION, endpoint, mount, name: options.name ?? names.database };
+  const log = options.log === false ? null : createRequestLog({ database: names.logDatabase, channel: names.logChannel });
+  let handle: Promise<Handle> | null = null;
+
+  // Opened on the first request and kept while the worker lives; a failed open is tried again.
+  function handler(): Promise<Handle> {
+    handle ??= openIdbStore({ indexedDB: self.indexedDB, name: names.database }).then(
+      // The browser withholds Content-Length from the worker: the body's length stands in for it.
+      (store) => createHandler({ store, endpoint, mount, contentLength: 'body', ...(log ? { onLog: (entry) => log.write(entry) } : {}) }),
+      (e) => {
+        handle = null;
+        throw e;
+      },
+    );
+    return handle;
+  }
+
+  function claims(input: URL | string): boolean {
+    const url = typeof input === 'string' ? new URL(input) : input;
+    if (url.hostname === endpoint || url.hostname.endsWith('.' + endpoint)) return true;
+    if (url.origin !== scope.origin) return false;
+    return url.pathname === helloUrl.pathname || url.pathname === mountRoot || url.pathname.startsWith(mount);
+  }
+
+  async function respond(event: FetchEventLike): Promise<Response> {
+    const url = new URL(event.request.url);
+    if (url.origin === scope.origin && url.pathname === helloUrl.pathname) {
+      return Response.json(hello, { headers: { 'cache-control': 'no-store' } });
+    }
+    try {
+      return await (await handler())(event.request, event);
+    } catch (e) {
+      // Only reached when the database cannot be opened at all; the handler itself never throws.
+      const err = new SvcError('ServiceUnavailable', `The object store cannot be opened: ${e instanceof Error ? e.message : e}`);
+      return errorResponse(err, url.pathname, '', event.request.method);
+    }
+  }
+
+  return { claims, respond, hello };
+}

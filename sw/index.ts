@@ -1,0 +1,3 @@
+// swbucket/sw: the service for a service worker an app owns. See fetch-handler.ts.
+export { createFetchHandler } from './fetch-handler.ts';
+export type { FetchHandler, FetchHandlerOptions, FetchEventLike, WorkerHello } from './fetch-handler.ts';

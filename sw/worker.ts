@@ -1,0 +1,20 @@
+/// <reference lib="webworker" />
+// swbucket's own service worker, shipped prebuilt as sw.js: the fetch handler of swbucket/sw plus
+// the lifecycle a worker of its own needs (take over at once, claim open pages). Its options come
+// from its URL, where startService() puts them: sw.js?endpoint=…&mount=…&name=…
+import { createFetchHandler } from './fetch-handler.ts';
+
+declare const self: ServiceWorkerGlobalScope;
+
+const params = new URL(self.location.href).searchParams;
+const swbucket = createFetchHandler({
+  endpoint: params.get('endpoint') || undefined,
+  mount: params.get('mount') || undefined,
+  name: params.get('name') || undefined,
+});
+
+self.addEventListener('install', (event) => event.waitUntil(self.skipWaiting()));
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+self.addEventListener('fetch', (event) => {
+  if (swbucket.claims(event.request.url)) event.respondWith(swbucket.respond(event));
+});
