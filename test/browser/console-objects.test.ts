@@ -454,6 +454,53 @@ describe('one object', () => {
   });
 });
 
+describe('details in a long folder', () => {
+  beforeAll(async () => {
+    const objects: Record<string, string> = {};
+    for (let i = 1; i <= 30; i++) objects[`folder/item-${String(i).padStart(2, '0')}.txt`] = `item ${i}`;
+    await seedBucket('long', objects);
+  });
+  afterAll(async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  const details = () => page.getByTestId('object-details');
+
+  // Clicking a name at the bottom of a long list must show the details (not open them below the
+  // fold, where the click seems to do nothing) and move the keyboard focus to them.
+  for (const [width, height] of [[1280, 720], [400, 720]] as const) {
+    it(`brings the details of the last of 30 objects into view, focused, at ${width}×${height}`, async () => {
+      await page.setViewportSize({ width, height });
+      await openBucket(page, 'long');
+      await page.getByTestId('folder-row').getByRole('link', { name: 'folder/' }).click();
+      await expect.poll(() => page.getByTestId('object-row').count()).toBe(30);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await row(page, 'folder/item-30.txt').getByRole('button', { name: 'item-30.txt', exact: true }).click();
+      await expect.poll(() => details().locator('h3').textContent()).toBe('folder/item-30.txt');
+      await expect.poll(() => details().getByTestId('detail-etag').count()).toBe(1);
+
+      // The heading is wholly on screen, and the panel fills at least half the screen (or is whole).
+      const seen = await details().evaluate((panel) => {
+        const p = panel.getBoundingClientRect();
+        const h = panel.querySelector('h3')!.getBoundingClientRect();
+        const visible = Math.min(p.bottom, window.innerHeight) - Math.max(p.top, 0);
+        return { headTop: h.top, headBottom: h.bottom, visible, needed: Math.min(p.height, window.innerHeight / 2), innerHeight: window.innerHeight };
+      });
+      expect(seen.headTop, `heading top at ${width} px`).toBeGreaterThanOrEqual(0);
+      expect(seen.headBottom, `heading bottom at ${width} px`).toBeLessThanOrEqual(seen.innerHeight);
+      expect(seen.visible, `panel height on screen at ${width} px`).toBeGreaterThanOrEqual(seen.needed);
+      // The row clicked is still marked as the open one, and the focus is on the panel's heading.
+      expect(await row(page, 'folder/item-30.txt').getAttribute('class')).toContain('open');
+      expect(await page.evaluate(() => {
+        const el = document.activeElement;
+        return el?.tagName === 'H3' && el.closest('[data-testid=object-details]') !== null ? el.textContent : `${el?.tagName} ${el?.textContent?.slice(0, 40)}`;
+      })).toBe('folder/item-30.txt');
+      await details().getByRole('button', { name: 'Close details' }).click();
+      expect(await details().count()).toBe(0);
+    });
+  }
+});
+
 describe('previews', () => {
   const png = makePng(2, 2, (x, y) => [x * 255, y * 255, 128]);
   const clip = makeMp4({ seconds: 6 });

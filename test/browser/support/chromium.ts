@@ -1,7 +1,8 @@
 // Finds a Chromium for the browser tests: CHROMIUM_PATH, a system Chromium/Chrome, or Playwright's
-// own download; says exactly what to install when there is none.
+// own download; says exactly what to install when there is none, and stops at a CHROMIUM_PATH that
+// names no executable file rather than quietly running another browser.
 import { chromium, type Browser } from 'playwright-core';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 
 export const CHROMIUM_FLAGS = [
   '--no-sandbox',
@@ -12,9 +13,29 @@ export const CHROMIUM_FLAGS = [
   '--no-first-run',
 ];
 
-export function findChromium(): string {
+/** What to install, for when there is no browser at all or CHROMIUM_PATH is wrong. */
+const INSTALL_HINT = 'Install one:\n'
+  + '  Debian/Ubuntu: sudo apt-get install -y chromium\n'
+  + '  elsewhere:     npx playwright install chromium\n';
+
+/** Why `path` cannot be run, or null when it is an executable file. */
+function notExecutable(path: string): string | null {
+  try {
+    if (!statSync(path).isFile()) return 'it is not a file';
+  } catch {
+    return 'nothing is there';
+  }
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    return 'it is not executable';
+  }
+  return null;
+}
+
+/** Where to look when CHROMIUM_PATH is unset: a system Chromium or Chrome, then Playwright's download. */
+export function chromiumCandidates(): string[] {
   const candidates = [
-    process.env.CHROMIUM_PATH,
     '/usr/bin/chromium',
     '/usr/bin/chromium-browser',
     '/usr/bin/google-chrome',
@@ -26,12 +47,30 @@ export function findChromium(): string {
   } catch {
     // playwright-core knows no download here
   }
-  const found = candidates.find((c): c is string => !!c && existsSync(c));
+  return candidates;
+}
+
+/**
+ * The browser to run: CHROMIUM_PATH as it is when it is set (an error, never another browser, when
+ * it names no executable file), else the first of `candidates` that is one.
+ */
+export function findChromium(
+  { env = process.env, candidates = chromiumCandidates() }: { env?: Record<string, string | undefined>; candidates?: string[] } = {},
+): string {
+  const wanted = env.CHROMIUM_PATH;
+  if (wanted) {
+    const why = notExecutable(wanted);
+    if (why === null) return wanted;
+    throw new Error(
+      `CHROMIUM_PATH is set to "${wanted}", but ${why}: it must name a Chromium or Chrome binary.\n`
+      + 'Fix CHROMIUM_PATH, or unset it to use a system Chromium (/usr/bin/chromium) or Playwright\'s download.\n'
+      + `No Chromium yet? ${INSTALL_HINT}`,
+    );
+  }
+  const found = candidates.find((c) => notExecutable(c) === null);
   if (found) return found;
   throw new Error(
-    'The browser tests need Chromium and none was found. Install one:\n'
-    + '  Debian/Ubuntu: sudo apt-get install -y chromium\n'
-    + '  elsewhere:     npx playwright install chromium\n'
+    'The browser tests need Chromium and none was found. ' + INSTALL_HINT
     + 'or point CHROMIUM_PATH at a Chromium or Chrome binary.',
   );
 }
