@@ -60,6 +60,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        // The packed tarball installed into fresh apps, as their developers would use it.
+        extends: true,
+        test: {
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          globalSetup: ['test/package/support/global-setup.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -63,12 +63,13 @@ async function peer<T>(load: () => Promise<T>): Promise<T> {
 }
 
 export async function startServer(o: ServerOptions = {}): Promise<RunningServer> {
-  const [{ serve }, { IDBFactory }] = await Promise.all([
-    peer(() => import('@hono/node-server')),
-    peer(() => import('fake-indexeddb')),
-    // The store (and idb under it) use IndexedDB's globals, IDBKeyRange and IDBRequest, as in a browser.
-    peer(() => import('fake-indexeddb/auto')),
-  ]);
+  const [{ serve }, fake] = await Promise.all([peer(() => import('@hono/node-server')), peer(() => import('fake-indexeddb'))]);
+  const { IDBFactory } = fake;
+  // The store (and idb under it) use IndexedDB's classes as globals (IDBKeyRange, IDBRequest, …),
+  // as in a browser; lend them where this process has none.
+  for (const [name, value] of Object.entries(fake)) {
+    if (name.startsWith('IDB') && !(name in globalThis)) Object.defineProperty(globalThis, name, { value, configurable: true, writable: true });
+  }
   const endpoint = o.endpoint ?? DEFAULT_ENDPOINT;
   const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' });
   const log = o.log ?? ((line: string) => console.log(line));

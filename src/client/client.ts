@@ -1,7 +1,6 @@
 // The typed client: one method per operation of the spec and the contract, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account calls aside, which are the emulator's administration).
-import { XMLParser } from 'fast-xml-parser';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
@@ -12,15 +11,8 @@ import type {
   UploadSummary, VersionSummary, WriteResult,
 } from './types.ts';
 
-const parser = new XMLParser({
-  ignoreAttributes: true,
-  parseTagValue: false,
-  processEntities: true,
-  htmlEntities: false,
-  isArray: (name) => ['Contents', 'CommonPrefixes', 'Bucket', 'Version', 'Part', 'Upload', 'Account', 'Deleted', 'Error'].includes(name),
-});
-
 type Node = Record<string, unknown>;
+const parseXml = async (text: string): Promise<unknown> => (await import('./xml.ts')).parseXml(text);
 const node = (v: unknown): Node => (typeof v === 'object' && v !== null ? (v as Node) : {});
 const list = (v: unknown): Node[] => (Array.isArray(v) ? v.map(node) : v === undefined ? [] : [node(v)]);
 const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : String(v));
@@ -104,9 +96,13 @@ export function createClient(options: ClientOptions = {}): Client {
     : null;
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
 
+  // An IP address has no subdomains, and Node does not resolve `{bucket}.localhost`.
+  const pathStyle = options.pathStyle ?? (/^[\d.]+$|^\[/.test(endpoint.hostname) || endpoint.hostname === 'localhost');
+
   function urlFor(bucket: string, key: string, query: URLSearchParams): URL {
-    const base = bucket ? `${endpoint.protocol}//${bucket}.${endpoint.host}` : `${endpoint.protocol}//${endpoint.host}`;
-    const url = new URL(`${base}/${bucket ? encodeKeyPath(key) : ''}`);
+    const origin = `${endpoint.protocol}//${bucket && !pathStyle ? `${bucket}.` : ''}${endpoint.host}`;
+    const path = !bucket ? '' : pathStyle ? `${bucket}/${encodeKeyPath(key)}` : encodeKeyPath(key);
+    const url = new URL(`${origin}/${path}`);
     // Value-less sub-resources (`?uploads`) are written bare, as the service signs them.
     url.search = [...query].map(([n, v]) => (v === '' ? encodeURIComponent(n) : `${encodeURIComponent(n)}=${encodeURIComponent(v)}`)).join('&');
     return url;
@@ -135,7 +131,7 @@ export function createClient(options: ClientOptions = {}): Client {
     throw await errorFrom(res);
   }
 
-  const xml = async (res: Response): Promise<Node> => node(parser.parse(await res.text()));
+  const xml = async (res: Response): Promise<Node> => node(await parseXml(await res.text()));
 
   async function contentMd5(body: Blob): Promise<string> {
     return hexToBase64(await md5Hex(body));
@@ -285,7 +281,7 @@ export function createClient(options: ClientOptions = {}): Client {
       const res = await request('POST', { bucket, query: { delete: '' }, body, headers: new Headers({ 'content-md5': await contentMd5(body) }) });
       const raw = await res.text();
       if (raw === '') return { deleted: [], errors: [] };
-      const doc = node(parser.parse(raw).DeleteResult);
+      const doc = node(node(await parseXml(raw)).DeleteResult);
       return {
         deleted: list(doc.Deleted).map((d) => ({ key: text(d.Key), ...(d.VersionId !== undefined ? { versionId: text(d.VersionId) } : {}) })),
         errors: list(doc.Error).map((e) => ({ key: text(e.Key), code: text(e.Code), message: text(e.Message) })),

@@ -1,8 +1,6 @@
 // MD5 for Content-MD5 and part checks, in a dedicated worker created on first use and reused, so
 // hashing a large file never blocks the page. Where no worker can run (Node, a Content-Security-
 // Policy that refuses blob: workers, a worker that dies), hash on this thread instead: never hang.
-import { wrap } from 'comlink';
-
 type Hash = (blob: Blob) => Promise<string>;
 
 /** What hash-worker.ts posts once its script runs. */
@@ -38,7 +36,7 @@ async function startWorker(): Promise<Hash> {
     worker.terminate();
     return inPlace;
   }
-  const remote = wrap<{ md5: Hash }>(worker);
+  const remote = (await import('comlink')).wrap<{ md5: Hash }>(worker);
   let broken = false;
   failure.catch(() => (broken = true));
   // A worker that fails later rejects the calls in flight instead of leaving them waiting.

@@ -1,12 +1,18 @@
 // The client's public types: what an application sees of createClient().
 
 export interface ClientOptions {
-  /** Service URL, e.g. `http://svc.localhost`; bucket hosts are `{bucket}.{host}`. */
+  /** Service URL, e.g. `http://svc.localhost` (the default: the worker) or `http://127.0.0.1:9000` (`swbucket serve`). */
   endpoint?: string;
   accessKeyId?: string;
   secretAccessKey?: string;
   /** Defaults to the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Address buckets as `{endpoint}/{bucket}/{key}` rather than `{bucket}.{endpoint}/{key}`. Default:
+   * true when the endpoint's host is an IP address or `localhost` (e.g. `swbucket serve` at
+   * http://127.0.0.1:9000), false otherwise (the worker's `svc.localhost`).
+   */
+  pathStyle?: boolean;
 }
 
 export type Body = Blob | BufferSource | string;

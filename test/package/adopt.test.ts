@@ -1,0 +1,170 @@
+// swbucket as a new user adopts it: the packed tarball installed into a fresh Vite app, then
+// `npx swbucket init public`, `vite build`, `vite preview`, and the app in Chromium — at the site
+// root and under a sub-path — plus what the tarball holds and what an app that imports only the
+// client ships.
+import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { launchChromium } from '../browser/support/chromium.ts';
+import { VITE_VERSION, npmInstall, run, serveApp, tempDir, writeFiles, type Served } from './support/app.ts';
+
+const APP = {
+  'package.json': JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }),
+  'index.html': '<!doctype html><html><head><meta charset="utf-8"><title>fresh app</title></head>'
+    + '<body><pre id="out">…</pre><script type="module" src="/main.js"></script></body></html>',
+  // What the README tells a new user to write.
+  'main.js': `
+import { startService } from 'swbucket/browser';
+import { createClient } from 'swbucket/client';
+
+const out = document.getElementById('out');
+try {
+  const service = await startService();
+  const s3 = createClient({ endpoint: 'http://svc.localhost', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+  await s3.createBucket('fresh-app', { acl: 'public-read' });
+  const put = await s3.putObject('fresh-app', 'notes/hello.txt', 'hello from a fresh app', { contentType: 'text/plain' });
+  const got = await s3.getObject('fresh-app', 'notes/hello.txt');
+  const link = await s3.presign('fresh-app', 'notes/hello.txt', { expiresIn: 600 });
+  const linked = await fetch(link);
+  out.textContent = JSON.stringify({
+    ok: true, service: { mount: service.mount, scope: service.registration.scope, script: service.scriptUrl },
+    etag: put.etag, text: await got.response.text(), link: { status: linked.status, text: await linked.text() },
+  });
+} catch (e) {
+  out.textContent = JSON.stringify({ ok: false, error: String(e) });
+}
+`,
+  // An app that imports only the client, for what it ships.
+  'client-only.html': '<!doctype html><html><body><script type="module" src="/client-only.js"></script></body></html>',
+  'client-only.js': `
+import { createClient } from 'swbucket/client';
+const s3 = createClient({ endpoint: 'http://svc.localhost' });
+window.put = (b, k, body) => s3.putObject(b, k, body);
+`,
+  'vite.client-only.config.js': `export default { build: { outDir: 'dist-client', rollupOptions: { input: 'client-only.html' } } };\n`,
+};
+
+let browser: Browser;
+let dir: string;
+let initOutput: string;
+
+beforeAll(async () => {
+  dir = tempDir('swbucket-fresh-app-');
+  writeFiles(dir, APP);
+  await npmInstall(dir, [inject('tarball'), `vite@${VITE_VERSION}`]);
+  initOutput = await run(dir, 'npx', ['swbucket', 'init', 'public']);
+  browser = await launchChromium();
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function openApp(url: string): Promise<{ page: Page; result: Record<string, unknown> }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById('out')?.textContent !== '…', null, { timeout: 30_000 });
+  return { page, result: JSON.parse((await page.locator('#out').textContent())!) as Record<string, unknown> };
+}
+
+async function consoleShows(page: Page, url: string, bucket: string): Promise<{ status: string; listed: boolean; controller: string | null }> {
+  const consolePage = await page.context().newPage();
+  await consolePage.goto(url);
+  await consolePage.waitForFunction(() => /Running|Not running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), null, { timeout: 30_000 });
+  const listed = await consolePage.getByRole('link', { name: bucket }).first().waitFor({ timeout: 10_000 }).then(() => true, () => false);
+  return {
+    status: (await consolePage.locator('[data-testid=service-status]').textContent())!.replace(/\s+/g, ' ').trim(),
+    listed,
+    controller: await consolePage.evaluate(() => navigator.serviceWorker.controller && new URL(navigator.serviceWorker.controller.scriptURL).pathname),
+  };
+}
+
+describe('a fresh Vite app, from the packed tarball', () => {
+  it('the tarball holds the built package and nothing of the tests; a browser app installs no server stack', () => {
+    const files = execList(inject('tarball'));
+    expect(files.filter((f) => /(^|\/)test\/|\.test\.|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    for (const f of ['package/dist/sw.js', 'package/dist/lib/client.js', 'package/dist/lib/cli.js', 'package/dist/console/index.html', 'package/dist/types/src/client/index.d.ts']) {
+      expect(files).toContain(f);
+    }
+    for (const serverOnly of ['@hono/node-server', 'fake-indexeddb', 'tsx']) {
+      expect(existsSync(join(dir, 'node_modules', serverOnly)), serverOnly).toBe(false);
+    }
+  });
+
+  it('`swbucket init public` copies the worker and the console and says what to add', () => {
+    expect(initOutput).toContain('public/sw.js');
+    expect(initOutput).toContain('public/swbucket');
+    expect(initOutput).toContain("import { startService } from 'swbucket/browser';");
+    expect(readFileSync(join(dir, 'public/sw.js'), 'utf8')).toMatch(/^\/\* swbucket \d+\.\d+\.\d+/);
+    expect(existsSync(join(dir, 'public/swbucket/index.html'))).toBe(true);
+  });
+
+  for (const base of ['/', '/demo/']) {
+    describe(`built with base ${base}`, () => {
+      let served: Served;
+      beforeAll(async () => {
+        const outDir = base === '/' ? 'dist' : 'dist-demo';
+        await run(dir, 'node', ['node_modules/vite/bin/vite.js', 'build', '--base', base, '--outDir', outDir, '--logLevel', 'warn']);
+        served = await serveApp(dir, 'preview', ['--base', base, '--outDir', outDir]);
+      }, 120_000);
+      afterAll(async () => {
+        await served?.close();
+      });
+
+      it('stores and reads an object through swbucket/client; a presigned link loads; the mount serves it', async () => {
+        const { page, result } = await openApp(served.url + base);
+        expect(result).toMatchObject({
+          ok: true,
+          service: { mount: `${base}svc/`, scope: served.url + base, script: `${served.url}${base}sw.js` },
+          text: 'hello from a fresh app',
+          link: { status: 200, text: 'hello from a fresh app' },
+        });
+        // A navigation (a link a user clicks) reaches the worker through the mount under the base.
+        const mountPage = await page.context().newPage();
+        const res = await mountPage.goto(`${served.url}${base}svc/fresh-app/notes/hello.txt`);
+        expect(res?.headers()['server']).toBe('swbucket');
+        expect(await mountPage.locator('body').textContent()).toBe('hello from a fresh app');
+      });
+
+      it(`${base}swbucket/ shows the app's bucket, using the app's worker`, async () => {
+        const { page } = await openApp(served.url + base);
+        expect(await consoleShows(page, `${served.url}${base}swbucket/`, 'fresh-app')).toEqual({
+          status: expect.stringContaining('Running'),
+          listed: true,
+          controller: `${base}sw.js`,
+        });
+      });
+    });
+  }
+
+  it('an app that imports only swbucket/client ships no service code, and a small first load', async () => {
+    await run(dir, 'node', ['node_modules/vite/bin/vite.js', 'build', '--config', 'vite.client-only.config.js', '--logLevel', 'warn']);
+    const assets = join(dir, 'dist-client', 'assets');
+    const chunks = readdirSync(assets).filter((f) => f.endsWith('.js')).map((f) => ({ f, text: readFileSync(join(assets, f), 'utf8') }));
+    const all = chunks.map((c) => c.text).join('\n');
+    // Markers of the service: the IndexedDB schema, the handler's error text, the XML builder.
+    for (const marker of ['createObjectStore', 'We encountered an internal error', 'XMLBuilder', 'MalformedXML']) {
+      expect(all.includes(marker), marker).toBe(false);
+    }
+    const html = readFileSync(join(dir, 'dist-client', 'client-only.html'), 'utf8');
+    const entry = chunks.find((c) => html.includes(c.f))!;
+    const lazy = chunks.filter((c) => c !== entry);
+    const kb = (n: number) => Math.round(n / 102.4) / 10;
+    const sizes = {
+      entryKb: kb(statSync(join(assets, entry.f)).size),
+      entryGzipKb: kb(gzipSync(entry.text).length),
+      lazyKb: kb(lazy.reduce((n, c) => n + c.text.length, 0)),
+    };
+    console.log(`client-only app: first load ${sizes.entryKb} KB (${sizes.entryGzipKb} KB gzip); loaded on demand (the XML parser, the hashing worker, MD5) ${sizes.lazyKb} KB`);
+    expect(sizes.entryKb).toBeLessThan(30);
+    // The XML parser, the hashing worker and the in-place MD5 load only when first needed.
+    expect(lazy.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+function execList(tarball: string): string[] {
+  return execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n');
+}

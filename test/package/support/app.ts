@@ -1,0 +1,86 @@
+// A fresh app in a temporary folder that uses swbucket as any app would: the packed tarball
+// installed by npm, the app's own Vite, the `swbucket` bin, `vite build` and `vite preview`.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const exec = promisify(execFile);
+
+/** The Vite this repo tests with, so the app's install comes from npm's cache. */
+export const VITE_VERSION = (JSON.parse(readFileSync('node_modules/vite/package.json', 'utf8')) as { version: string }).version;
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Runs a command in the app; rejects with its output when it fails. */
+export async function run(dir: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  try {
+    const { stdout, stderr } = await exec(command, args, { cwd: dir, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+    return stdout + stderr;
+  } catch (e) {
+    const { stdout = '', stderr = '' } = e as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${dir}:\n${stdout}\n${stderr}`);
+  }
+}
+
+export function npmInstall(dir: string, packages: string[]): Promise<string> {
+  return run(dir, 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...packages]);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Served {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `vite <command>` (dev or preview) in the app on a free port, resolved once it answers. */
+export async function serveApp(dir: string, command: 'preview' | 'dev', args: string[] = []): Promise<Served> {
+  const port = await freePort();
+  const vite = join(dir, 'node_modules', 'vite', 'bin', 'vite.js');
+  const argv = command === 'dev' ? [vite, '--port', String(port), '--strictPort', ...args] : [vite, 'preview', '--port', String(port), '--strictPort', ...args];
+  const child: ChildProcess = spawn(process.execPath, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const url = `http://localhost:${port}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`vite ${command} exited: ${output}`);
+    try {
+      await fetch(url + '/');
+      break;
+    } catch {
+      if (Date.now() > until) throw new Error(`vite ${command} did not answer on ${url}: ${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    close: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
