@@ -43,6 +43,12 @@ export interface RunningService {
   /** The worker's script URL: swbucket's sw.js, or the app's own worker. */
   scriptUrl: string;
   registration: ServiceWorkerRegistration;
+  /**
+   * The same URL on this page's mount: what a link, a download or a new tab needs, since a
+   * navigation to the service's own hosts never reaches this origin's worker. Takes a URL of the
+   * service host or a bucket host, e.g. a presigned URL from swbucket/client.
+   */
+  mountUrl(url: string): string;
 }
 
 export type StartFailure =
@@ -170,5 +176,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         + 'Pass the same options to the worker (createFetchHandler) and to startService.');
     }
   }
-  return { endpoint: info.endpoint, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready };
+  const { endpoint, mount: mountPath } = info;
+  const mountUrl = (input: string): string => {
+    const url = new URL(input);
+    const bucket = url.hostname.endsWith('.' + endpoint) ? url.hostname.slice(0, -endpoint.length - 1) : null;
+    if (bucket === null && url.hostname !== endpoint) throw new TypeError(`${input} is not a URL of the service at ${endpoint}.`);
+    return `${location.origin}${mountPath}${bucket === null ? '' : bucket + '/'}${url.pathname.slice(1)}${url.search}`;
+  };
+  return { endpoint, mount: mountPath, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready, mountUrl };
 }

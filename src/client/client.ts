@@ -1,4 +1,4 @@
-// The typed client: one method per operation of the spec and the contract, signed with WebCrypto.
+// The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account calls aside, which are the emulator's administration).
 import { SvcClientError, errorFrom } from './errors.ts';
@@ -20,7 +20,7 @@ const unquote = (etag: string | null): string => (etag ?? '').replace(/^"(.*)"$/
 
 function bodyBlob(body: Body | undefined): Blob | undefined {
   if (body === undefined) return undefined;
-  // A Blob reaches the worker ~10× faster than a typed array (architecture rule 9).
+  // A Blob reaches the worker ~10× faster than a typed array (docs/browser.md, "Blob request bodies").
   if (body instanceof Blob) return body;
   return new Blob([body as BlobPart]);
 }

@@ -1,4 +1,4 @@
-// Signing (contract section 2) with WebCrypto. The canonical forms are the ones the service
+// Signing (docs/protocol.md, "Signing") with WebCrypto. The canonical forms are the ones the service
 // checks against (protocol/signing.ts): pure functions, nothing emulator-only.
 import { canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
 import { targetOf } from '../../protocol/address.ts';

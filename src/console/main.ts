@@ -4,12 +4,20 @@
 import { mount } from 'svelte';
 import './console.css';
 import App from '../App.svelte';
-import { startService } from '../browser/start.ts';
+import { ServiceStartError, startService } from '../browser/start.ts';
 
 async function start() {
   const appBase = new URL('../', location.href).href;
   const registered = await navigator.serviceWorker?.getRegistration(appBase);
-  return registered ? startService({ register: false }) : startService({ scriptUrl: new URL('sw.js', appBase).href });
+  if (registered) return startService({ register: false });
+  try {
+    return await startService({ scriptUrl: new URL('sw.js', appBase).href });
+  } catch (e) {
+    if (!(e instanceof ServiceStartError && e.reason === 'register-failed')) throw e;
+    // No sw.js beside the app: its service runs inside the app's own worker, not started yet.
+    throw new ServiceStartError('no-worker', `No service worker serves this app yet, and there is no ${appBase}sw.js to start one. `
+      + 'Open the app first (it starts the service), then reload this page.');
+  }
 }
 
 mount(App, { target: document.getElementById('app')!, props: { start } });

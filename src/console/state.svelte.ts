@@ -123,7 +123,7 @@ if (typeof window !== 'undefined') {
   });
 }
 
-/** Same rule as the service (contract section 1). */
+/** Same rule as the service (docs/protocol.md, "Bucket names"). */
 export function bucketNameProblem(name: string): string | null {
   if (name.length < 3 || name.length > 63) return 'A bucket name has 3 to 63 characters.';
   if (!/^[a-z0-9-]+$/.test(name)) return 'Use only lower-case letters, digits and hyphens.';
@@ -156,15 +156,8 @@ export async function downloadObject(bucket: string, key: string): Promise<void>
   const name = key.slice(key.lastIndexOf('/') + 1) || 'download';
   const url = await app.client.presign(bucket, key, { expiresIn: 300, query: { download: name } });
   const a = document.createElement('a');
-  a.href = onMount(url, bucket, app.service!.mount);
+  a.href = app.service!.mountUrl(url);
   document.body.append(a);
   a.click();
   a.remove();
-}
-
-/** A presigned URL on this page's mount: navigations (downloads, new tabs) reach the worker there. */
-export function onMount(url: string, bucket: string, mount: string): string {
-  const u = new URL(url);
-  const path = u.hostname.startsWith(bucket + '.') ? `/${bucket}${u.pathname}` : u.pathname;
-  return `${location.origin}${mount.replace(/\/$/, '')}${path}${u.search}`;
 }

@@ -1,4 +1,4 @@
-// Who may act on a bucket (contract section 2): only its owner, except GET/HEAD of objects in a
+// Who may act on a bucket (docs/protocol.md, "Who may do what"): only its owner, except GET/HEAD of objects in a
 // public-read bucket, which anyone may do.
 import { SvcError } from './errors.ts';
 import type { Context } from './context.ts';
@@ -15,11 +15,11 @@ export function requireCaller(ctx: Context) {
   return ctx.caller;
 }
 
-/** The bucket, when the caller owns it. */
-export async function ownedBucket(ctx: Context, name = ctx.bucket): Promise<BucketRecord> {
-  const bucket = await existing(ctx, name);
+/** The request's bucket, when the caller owns it. */
+export async function ownedBucket(ctx: Context): Promise<BucketRecord> {
+  const bucket = await existing(ctx, ctx.bucket);
   if (requireCaller(ctx).accessKeyId !== bucket.owner) {
-    throw new SvcError('AccessDenied', `Only the owner of "${name}" may do this.`);
+    throw new SvcError('AccessDenied', `Only the owner of "${ctx.bucket}" may do this.`);
   }
   return bucket;
 }

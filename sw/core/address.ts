@@ -1,4 +1,4 @@
-// Which bucket and key a URL names (contract section 1): virtual host `{bucket}.{endpoint}`, path
+// Which bucket and key a URL names (docs/protocol.md, "Addressing"): virtual host `{bucket}.{endpoint}`, path
 // style on the service host `{endpoint}/{bucket}/{key}`, and the page-origin mount `/svc/…`.
 // Scheme and port never matter.
 import { SvcError } from './errors.ts';

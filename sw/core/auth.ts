@@ -1,4 +1,4 @@
-// Who is calling (contract section 2): a signed Authorization header, a presigned URL, or nobody.
+// Who is calling (docs/protocol.md, "Signing"): a signed Authorization header, a presigned URL, or nobody.
 // Signature = base64(HMAC-SHA256(secret, StringToSign)), checked with WebCrypto's verify, which
 // compares in constant time.
 import { SvcError } from './errors.ts';

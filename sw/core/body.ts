@@ -22,7 +22,7 @@ export interface ReadBody {
 const HEX32 = /^[0-9a-fA-F]{32}$/;
 const BASE64_16 = /^[A-Za-z0-9+/]{22}==$/;
 
-/** Content-MD5 as lower-case hex: base64 of the 16 digest bytes (spec) or 32 hex chars. */
+/** Content-MD5 as lower-case hex: base64 of the 16 digest bytes or 32 hex chars (docs/protocol.md, "ETags and Content-MD5"). */
 export function parseContentMd5(value: string | null): string | undefined {
   if (value === null) return undefined;
   const v = value.trim();
@@ -52,7 +52,7 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   const declared = declaredLength(ctx, l.requireLength);
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
 
-  const md5 = await createMd5(ctx.md5Engine);
+  const md5 = await createMd5();
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = ctx.req.body?.getReader();

@@ -1,6 +1,8 @@
-// The one place where failures become responses. Operations throw SvcError; handler.ts turns it
-// (and anything unexpected, as InternalError) into the contract's XML error body.
-import { xmlResponse } from './xml.ts';
+// The one place where failures become responses. Operations throw SvcError; the store and the XML
+// parser throw their own errors, which asSvcError() names here; handler.ts turns the result (and
+// anything unexpected, as InternalError) into the XML error body of docs/protocol.md, "Errors".
+import { XmlError, xmlResponse } from './xml.ts';
+import { StoreQuotaError } from '../store/errors.ts';
 
 const STATUS = {
   AccessDenied: 403,
@@ -60,9 +62,17 @@ export class SvcError extends Error {
   }
 }
 
-export const fail = (code: ErrorCode, message?: string, headers?: Record<string, string>): never => {
-  throw new SvcError(code, message, headers);
+export const fail = (code: ErrorCode, message?: string): never => {
+  throw new SvcError(code, message);
 };
+
+/** What the client is told about a failure: undefined for one nobody expected (an InternalError). */
+export function asSvcError(e: unknown): SvcError | undefined {
+  if (e instanceof SvcError) return e;
+  if (e instanceof XmlError) return new SvcError('MalformedXML', e.detail);
+  if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', 'The browser refused to store more data.');
+  return undefined;
+}
 
 export function errorResponse(err: SvcError, resource: string, requestId: string, method: string): Response {
   const headers = new Headers(err.headers);
@@ -73,9 +83,4 @@ export function errorResponse(err: SvcError, resource: string, requestId: string
     err.status,
     headers,
   );
-}
-
-/** Errors thrown by IndexedDB when the browser refuses to store more. */
-export function isQuotaError(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'QuotaExceededError';
 }

@@ -3,12 +3,11 @@
 import { resolveAddress } from './address.ts';
 import type { Target } from '../../protocol/address.ts';
 import { authenticate } from './auth.ts';
-import { SvcError, errorResponse } from './errors.ts';
+import { SvcError, asSvcError, errorResponse } from './errors.ts';
 import { httpDate } from './http.ts';
 import { findRoute } from './routes.ts';
 import type { Context } from './context.ts';
 import type { Store } from '../store/types.ts';
-import type { Md5Engine } from '../../protocol/md5.ts';
 
 export interface LogEntry {
   time: number;
@@ -45,9 +44,6 @@ export interface HandlerOptions {
   anyHostIsService?: boolean;
   /** 'body' where the runtime withholds Content-Length (the browser): the body's length stands in. */
   contentLength?: 'header' | 'body';
-  /** Service clock in milliseconds (tests move it). */
-  now?: () => number;
-  md5Engine?: Md5Engine;
   /**
    * Called once per request after the response is made. A returned promise is handed to the
    * execution context's waitUntil, so logging never delays the answer.
@@ -80,7 +76,7 @@ function preflight(req: Request): Response {
   });
 }
 
-/** The headers of contract section 7, and no body where HTTP allows none. */
+/** The headers of docs/protocol.md, "Every response", and no body where HTTP allows none. */
 function finish(res: Response, method: string, requestId: string, now: number): Response {
   if (res.body !== null && (method === 'HEAD' || res.status === 204 || res.status === 304)) {
     res = new Response(null, { status: res.status, headers: res.headers });
@@ -101,7 +97,7 @@ export type Handle = (request: Request, context?: ExecutionContext) => Promise<R
 export function createHandler(options: HandlerOptions): Handle {
   const endpoint = options.endpoint ?? 'svc.localhost';
   const address = { endpoint, mount: options.mount ?? '/svc/', anyHostIsService: options.anyHostIsService ?? false };
-  const now = options.now ?? Date.now;
+  const now = Date.now;
 
   return async function handle(req: Request, context?: ExecutionContext): Promise<Response> {
     const started = now();
@@ -124,17 +120,15 @@ export function createHandler(options: HandlerOptions): Handle {
           method: req.method, headers: req.headers, query: url.searchParams, target, store: options.store, now: now(),
         });
         ctx = {
-          req, url, query: url.searchParams, target, bucket: target.bucket, key: target.key, caller,
-          store: options.store, requestId, now, endpoint, contentLength: options.contentLength ?? 'header',
+          req, query: url.searchParams, bucket: target.bucket, key: target.key, caller,
+          store: options.store, now, endpoint, contentLength: options.contentLength ?? 'header',
           bytesIn: 0,
-          ...(options.md5Engine ? { md5Engine: options.md5Engine } : {}),
         };
         res = await route.op(ctx);
       }
     } catch (e) {
-      let err: SvcError;
-      if (e instanceof SvcError) err = e;
-      else {
+      let err = asSvcError(e);
+      if (!err) {
         options.onInternalError?.(e);
         err = new SvcError('InternalError');
       }

@@ -1,4 +1,4 @@
-// HTTP details implemented from RFC 9110 and contract section 5: dates, ranges, conditionals,
+// HTTP details implemented from RFC 9110 and docs/protocol.md ("Ranges", "Conditional reads"): dates, ranges, conditionals,
 // Content-Disposition, ETags.
 import { SvcError } from './errors.ts';
 
@@ -14,7 +14,7 @@ export const unquoteEtag = (etag: string): string => etag.trim().replace(/^"(.*)
 export type ByteRange = { start: number; end: number }; // inclusive
 
 /**
- * The one range the contract allows: `bytes=a-b`, `bytes=a-`, `bytes=-n`. Anything else, any range
+ * The one range the protocol allows (docs/protocol.md, "Ranges"): `bytes=a-b`, `bytes=a-`, `bytes=-n`. Anything else, any range
  * on an empty object and a start at or past the end are InvalidRange (416).
  */
 export function parseRange(header: string, size: number): ByteRange {

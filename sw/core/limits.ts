@@ -1,4 +1,5 @@
-// Every limit of the service in one place (spec "Limits" table and contract).
+// The service's size, count and time limits in one place (docs/protocol.md, "Limits"). The
+// bounds of account fields are checked in ops/accounts.ts, those of bucket names in protocol/address.ts.
 const KiB = 1024;
 const MiB = 1024 * KiB;
 

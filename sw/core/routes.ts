@@ -45,10 +45,10 @@ export const routes: Route[] = [
   { method: 'GET', target: 'bucket', sub: 'acl', name: 'GetBucketAcl', op: buckets.getBucketAcl },
   { method: 'PUT', target: 'bucket', sub: 'acl', name: 'PutBucketAcl', op: buckets.putBucketAcl },
   { method: 'POST', target: 'bucket', sub: 'delete', name: 'DeleteObjects', op: objects.deleteObjects },
-  { method: 'GET', target: 'bucket', sub: 'uploads', name: 'ListMultipartUploads', op: multipart.listUploads },
+  { method: 'GET', target: 'bucket', sub: 'uploads', name: 'ListMultipartUploads', op: multipart.listMultipartUploads },
   { method: 'GET', target: 'bucket', sub: 'versioning', name: 'GetBucketVersioning', op: buckets.getBucketVersioning },
   { method: 'PUT', target: 'bucket', sub: 'versioning', name: 'PutBucketVersioning', op: buckets.putBucketVersioning },
-  { method: 'GET', target: 'bucket', sub: 'versions', name: 'ListObjectVersions', op: buckets.listVersions },
+  { method: 'GET', target: 'bucket', sub: 'versions', name: 'ListObjectVersions', op: buckets.listObjectVersions },
 
   { method: 'GET', target: 'object', sub: null, name: 'GetObject', op: objects.getObject },
   { method: 'HEAD', target: 'object', sub: null, name: 'HeadObject', op: objects.headObject },
@@ -57,10 +57,10 @@ export const routes: Route[] = [
   { method: 'PUT', target: 'object', sub: null, name: 'PutObject', op: objects.putObject },
   { method: 'DELETE', target: 'object', sub: null, name: 'DeleteObject', op: objects.deleteObject },
   { method: 'PUT', target: 'object', sub: 'meta', name: 'PutObjectMeta', op: objects.putObjectMeta },
-  { method: 'POST', target: 'object', sub: 'uploads', name: 'CreateMultipartUpload', op: multipart.initiateUpload },
+  { method: 'POST', target: 'object', sub: 'uploads', name: 'CreateMultipartUpload', op: multipart.createMultipartUpload },
   { method: 'PUT', target: 'object', sub: 'uploadId', name: 'UploadPart', op: multipart.uploadPart },
-  { method: 'POST', target: 'object', sub: 'uploadId', name: 'CompleteMultipartUpload', op: multipart.completeUpload },
-  { method: 'DELETE', target: 'object', sub: 'uploadId', name: 'AbortMultipartUpload', op: multipart.abortUpload },
+  { method: 'POST', target: 'object', sub: 'uploadId', name: 'CompleteMultipartUpload', op: multipart.completeMultipartUpload },
+  { method: 'DELETE', target: 'object', sub: 'uploadId', name: 'AbortMultipartUpload', op: multipart.abortMultipartUpload },
   { method: 'GET', target: 'object', sub: 'uploadId', name: 'ListParts', op: multipart.listParts },
 ];
 

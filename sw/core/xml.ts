@@ -2,7 +2,6 @@
 // calling parseXml, any DOCTYPE is refused (so no entity can be declared, let alone expanded), and
 // only XML's five predefined entities and numeric character references are decoded.
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
-import { SvcError } from './errors.ts';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
@@ -20,6 +19,17 @@ export function xmlResponse(root: Record<string, unknown>, status = 200, headers
   h.set('content-type', 'application/xml');
   h.set('content-length', String(bytes.byteLength));
   return new Response(bytes, { status, headers: h });
+}
+
+/**
+ * A request body that is not the XML asked for. It knows no HTTP: errors.ts answers it as
+ * MalformedXML, with `detail` as the message when there is one.
+ */
+export class XmlError extends Error {
+  override readonly name = 'XmlError';
+  constructor(readonly detail?: string) {
+    super(detail ?? 'The XML is not well-formed or is not the document expected.');
+  }
 }
 
 /** Elements that may repeat; the parser returns them as arrays even when there is one. */
@@ -55,7 +65,7 @@ function decodeEntities(text: string): string {
     const code = /^#x[0-9a-fA-F]{1,6}$/.test(name) ? parseInt(name.slice(2), 16)
       : /^#[0-9]{1,7}$/.test(name) ? parseInt(name.slice(1), 10) : NaN;
     if (!isXmlChar(code)) {
-      throw new SvcError('MalformedXML', `Unknown or invalid entity &${name};`);
+      throw new XmlError(`Unknown or invalid entity &${name};`);
     }
     return String.fromCodePoint(code);
   });
@@ -63,20 +73,20 @@ function decodeEntities(text: string): string {
 
 export type XmlNode = Record<string, unknown>;
 
-/** Parses a request body whose root element must be `root`; anything else is MalformedXML. */
+/** Parses a request body whose root element must be `root`; anything else is an XmlError. */
 export function parseXml(text: string, root: string): XmlNode {
-  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new SvcError('MalformedXML', 'DTDs are not allowed.');
-  if (NOT_XML_CHAR.test(text)) throw new SvcError('MalformedXML', 'The body holds a character XML does not allow.');
-  if (XMLValidator.validate(text) !== true) throw new SvcError('MalformedXML');
+  if (/<!DOCTYPE|<!ENTITY/i.test(text)) throw new XmlError('DTDs are not allowed.');
+  if (NOT_XML_CHAR.test(text)) throw new XmlError('The body holds a character XML does not allow.');
+  if (XMLValidator.validate(text) !== true) throw new XmlError();
   let doc: unknown;
   try {
     doc = parser.parse(text);
   } catch (e) {
-    if (e instanceof SvcError) throw e;
-    throw new SvcError('MalformedXML');
+    if (e instanceof XmlError) throw e;
+    throw new XmlError();
   }
   const node = (doc as XmlNode)[root];
-  if (node === undefined) throw new SvcError('MalformedXML', `The root element must be ${root}.`);
+  if (node === undefined) throw new XmlError(`The root element must be ${root}.`);
   // <Root/> parses as '' — an element with no children.
   return typeof node === 'object' && node !== null ? (node as XmlNode) : {};
 }
@@ -86,11 +96,11 @@ export function childText(node: XmlNode, name: string): string | undefined {
   const v = node[name];
   if (v === undefined) return undefined;
   if (typeof v === 'string') return v;
-  if (Array.isArray(v)) throw new SvcError('MalformedXML', `<${name}> appears more than once.`);
+  if (Array.isArray(v)) throw new XmlError(`<${name}> appears more than once.`);
   // An element with only whitespace and no children comes back as an object with '#text'.
   const text = (v as XmlNode)['#text'];
   if (Object.keys(v as XmlNode).every((k) => k === '#text')) return typeof text === 'string' ? text : '';
-  throw new SvcError('MalformedXML', `<${name}> must hold text.`);
+  throw new XmlError(`<${name}> must hold text.`);
 }
 
 /** Children that may repeat, as an array of element nodes. */

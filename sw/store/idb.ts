@@ -1,6 +1,6 @@
 // The Store over IndexedDB, through idb. Bytes live as Blobs in `bodies`, one record per chunk,
-// apart from the small metadata records, so listing and moving never touch bytes (architecture
-// rules 6 and 7). Every write is one readwrite transaction with strict durability, and nothing but
+// apart from the small metadata records, so listing and moving never touch bytes (docs/browser.md,
+// "Blob bodies" and "Transactions"). Every write is one readwrite transaction with strict durability, and nothing but
 // IndexedDB requests is awaited inside it.
 //
 // Invariants the tests count:
@@ -10,10 +10,10 @@
 // - an account's usedBytes is the size of everything its buckets hold. Each write charges the
 //   bucket owner before it writes anything, so a write over the quota changes nothing.
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
-import { SvcError, isQuotaError } from '../core/errors.ts';
+import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
   Account, Acl, BucketRecord, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
-  ListUploadsOptions, ListVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
+  ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
   UploadRecord, VersionEntry, VersioningStatus, WriteResult,
 } from './types.ts';
 
@@ -32,7 +32,7 @@ type Db = IDBPDatabase<Schema>;
 /** A readwrite transaction over whichever stores the caller named. */
 type Tx = IDBPTransaction<Schema, Names[], 'readwrite'>;
 
-/** The account a new database starts with (contract section 3). */
+/** The account a new database starts with (docs/protocol.md, "Accounts"). */
 const ROOT_ACCOUNT_RECORD: Account = {
   accessKeyId: 'svcadmin',
   secret: 'svcadmin-secret',
@@ -57,9 +57,12 @@ const UPGRADES: ((db: IDBDatabase) => void)[] = [
   },
 ];
 
-/** Keys of one bucket in the [bucket, key] object store: arrays sort after every string. */
-const bucketRange = (bucket: string, from?: string, open = false) =>
-  IDBKeyRange.bound([bucket, from ?? ''], [bucket, []], open && from !== undefined, true);
+/**
+ * Keys of one bucket in the [bucket, key] object store, from `from` on (after it when `open`):
+ * arrays sort after every string.
+ */
+const bucketRange = (bucket: string, from: string, open = false) =>
+  IDBKeyRange.bound([bucket, from], [bucket, []], open, true);
 
 /** Versions of one key in the [bucket, key, versionId] history. */
 const historyRange = (bucket: string, key: string) => IDBKeyRange.bound([bucket, key, -Infinity], [bucket, key, Infinity]);
@@ -131,7 +134,10 @@ async function makeCurrent(
   return made;
 }
 
-/** Deletes the current object (its history stays) or one version; the newest history takes over a deleted current. */
+/**
+ * Deletes the current object (its history stays) or one version. Deleting the current object by its
+ * versionId makes the newest historical version current again.
+ */
 async function deleteOne(tx: Tx, bucket: BucketRecord, key: string, versionId?: number): Promise<DeleteOutcome> {
   const objects = tx.objectStore('objects');
   const versions = tx.objectStore('versions');
@@ -188,7 +194,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     return value;
   }
 
-  // Opened lazily and again after a close: a newer worker's schema upgrade closes us (rule 8).
+  // Opened now, and again on the next use after a close: a newer worker's schema upgrade closes us (docs/browser.md, "Close on versionchange").
   const db = (): Promise<Db> => {
     current ??= openDatabase(factory, name).then((d) => {
       const forget = () => {
@@ -222,7 +228,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       } catch {
         // already finished or aborted
       }
-      if (isQuotaError(e)) throw new SvcError('QuotaExceeded', 'The browser refused to store more data.');
+      if (isQuotaError(e)) throw new StoreQuotaError(e);
       throw e;
     }
   }
@@ -331,14 +337,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    setBucketAcl(bucketName: string, acl: Acl) {
+    putBucketAcl(bucketName: string, acl: Acl) {
       return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, acl });
         return 'ok';
       }, accessWrite);
     },
 
-    setBucketVersioning(bucketName: string, versioning: VersioningStatus) {
+    putBucketVersioning(bucketName: string, versioning: VersioningStatus) {
       return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, versioning });
         return 'ok';
@@ -371,13 +377,12 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    async deleteObject(bucket: string, key: string) {
-      const result = await bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+    deleteObject(bucket: string, key: string) {
+      return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
         if (!(await tx.objectStore('objects').getKey([bucket, key]))) return 'noSuchKey' as const;
         await deleteOne(tx, b, key);
         return 'ok' as const;
       });
-      return result === 'noSuchBucket' ? 'noSuchKey' : result;
     },
 
     deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]) {
@@ -416,7 +421,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    replaceObjectHeaders(bucket: string, key: string, headers: ObjectHeaders, lastModified: number) {
+    putObjectMeta(bucket: string, key: string, headers: ObjectHeaders, lastModified: number) {
       return write(['objects'], async (tx) => {
         const objects = tx.objectStore('objects');
         const object = await objects.get([bucket, key]);
@@ -464,7 +469,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { entries, truncated };
     },
 
-    async listVersions(bucket: string, o: ListVersionsOptions) {
+    async listObjectVersions(bucket: string, o: ListObjectVersionsOptions) {
       const tx = (await db()).transaction(['objects', 'versions'], 'readonly');
       // Keys come from two stores (a key may have history and no current object): walk both in
       // key order, and for each key list the current object, then its history newest first.
@@ -508,7 +513,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { versions, truncated };
     },
 
-    createUpload(upload: UploadRecord) {
+    createMultipartUpload(upload: UploadRecord) {
       return bucketWrite(upload.bucket, ['uploads'], async (tx): Promise<WriteResult> => {
         await tx.objectStore('uploads').add(upload);
         return 'ok';
@@ -519,7 +524,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return (await db()).get('uploads', uploadId);
     },
 
-    putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+    uploadPart(part: Omit<PartRecord, 'bodyId'>, body: Blob) {
       return write(['buckets', 'accounts', 'uploads', 'parts', 'bodies'], async (tx) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
         const upload = await tx.objectStore('uploads').get(part.uploadId);
@@ -536,7 +541,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    completeUpload(
+    completeMultipartUpload(
       uploadId: string,
       list: { partNumber: number; etag: string }[],
       object: Omit<ObjectRecord, 'chunks' | 'size' | 'versionId'>,
@@ -573,7 +578,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    abortUpload(uploadId: string) {
+    abortMultipartUpload(uploadId: string) {
       return write(['buckets', 'accounts', 'uploads', 'parts', 'bodies'], async (tx) => {
         const upload = await tx.objectStore('uploads').get(uploadId);
         if (!upload) return 'noSuchUpload' as const;
@@ -592,7 +597,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { parts: parts.slice(0, max), truncated: parts.length > max };
     },
 
-    async listUploads(bucket: string, o: ListUploadsOptions) {
+    async listMultipartUploads(bucket: string, o: ListMultipartUploadsOptions) {
       // Start after (key-marker, upload-id-marker), or after every upload of key-marker when no
       // upload-id-marker is given; never before the prefix.
       const after: [string, string, string] | [string, string, string[]] = o.uploadIdMarker

@@ -1,6 +1,7 @@
 // The Store: everything the handler keeps, behind operation-sized methods. Each write method is
 // one atomic step (one IndexedDB transaction in idb.ts): it checks what it depends on inside that
 // step, so a racing request can never leave half an object or an object in a deleted bucket.
+// Refusals are results; a write the browser has no room for throws StoreQuotaError (errors.ts).
 
 export type Acl = 'private' | 'public-read';
 
@@ -29,7 +30,7 @@ export interface BucketRecord {
   nextVersionId: number;
 }
 
-/** The response headers an object keeps besides Content-Type (spec: PUT Object Meta's list). */
+/** The response headers an object keeps besides Content-Type (docs/protocol.md, "Copy, move and metadata replacement"). */
 export const STANDARD_HEADERS = [
   'content-encoding',
   'cache-control',
@@ -69,7 +70,7 @@ export interface ObjectRecord extends ObjectHeaders {
   versionId?: number;
 }
 
-export interface ListVersionsOptions {
+export interface ListObjectVersionsOptions {
   prefix: string;
   marker: string;
   /** With `marker`: continue after this version of that key. */
@@ -119,8 +120,8 @@ export interface Store {
   createBucket(bucket: BucketRecord): Promise<'ok' | 'exists' | 'noSuchOwner'>;
   /** Deletes only a bucket with no object, no version and no upload. */
   deleteBucket(name: string): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
-  setBucketAcl(name: string, acl: Acl): Promise<WriteResult>;
-  setBucketVersioning(name: string, status: VersioningStatus): Promise<WriteResult>;
+  putBucketAcl(name: string, acl: Acl): Promise<WriteResult>;
+  putBucketVersioning(name: string, status: VersioningStatus): Promise<WriteResult>;
 
   /** Metadata only; the current object, or with `versionId` that version (current or historical). */
   headObject(bucket: string, key: string, versionId?: number): Promise<ObjectRecord | undefined>;
@@ -132,39 +133,39 @@ export interface Store {
    */
   putObject(object: Omit<ObjectRecord, 'chunks' | 'versionId'>, body: Blob): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
   /** Removes the current object; its history stays. */
-  deleteObject(bucket: string, key: string): Promise<'ok' | 'noSuchKey'>;
+  deleteObject(bucket: string, key: string): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
   /** Deletes each entry in one step: the current object, or the given version. Missing keys count as deleted. */
   deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]): Promise<DeleteOutcome[] | 'noSuchBucket'>;
   /** Re-keys an object inside its bucket without touching its bytes; replaces the destination. */
   moveObject(bucket: string, from: string, to: string, lastModified: number): Promise<ObjectRecord | 'noSuchKey' | 'noSuchBucket'>;
   /** Replaces the response metadata; bytes and ETag stay. */
-  replaceObjectHeaders(bucket: string, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey'>;
+  putObjectMeta(bucket: string, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey'>;
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
   /** Every version, by key, newest first within a key. */
-  listVersions(bucket: string, options: ListVersionsOptions): Promise<{ versions: VersionEntry[]; truncated: boolean }>;
+  listObjectVersions(bucket: string, options: ListObjectVersionsOptions): Promise<{ versions: VersionEntry[]; truncated: boolean }>;
 
   /** Starts an upload; fails when the bucket is gone. */
-  createUpload(upload: UploadRecord): Promise<WriteResult>;
+  createMultipartUpload(upload: UploadRecord): Promise<WriteResult>;
   getUpload(uploadId: string): Promise<UploadRecord | undefined>;
   /** Stores a part (replacing one with the same number) only while the upload is in progress. */
-  putPart(part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchUpload' | QuotaRefusal>;
+  uploadPart(part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchUpload' | QuotaRefusal>;
   /**
    * In one step: checks the listed parts (exist, ETags match, all but the last at least
    * `minPartBytes`), makes the object from their bodies without copying bytes, deletes the
    * unlisted parts and ends the upload. A refusal changes nothing.
    */
-  completeUpload(
+  completeMultipartUpload(
     uploadId: string,
     parts: { partNumber: number; etag: string }[],
     object: Omit<ObjectRecord, 'chunks' | 'size' | 'versionId'>,
     minPartBytes: number,
   ): Promise<ObjectRecord | CompleteRefusal>;
   /** Ends the upload and deletes its parts. */
-  abortUpload(uploadId: string): Promise<'ok' | 'noSuchUpload'>;
+  abortMultipartUpload(uploadId: string): Promise<'ok' | 'noSuchUpload'>;
   /** Parts with a number above `marker`, ascending, at most `max`. */
   listParts(uploadId: string, marker: number, max: number): Promise<{ parts: PartRecord[]; truncated: boolean }>;
   /** In-progress uploads ordered by key, then uploadId. */
-  listUploads(bucket: string, options: ListUploadsOptions): Promise<{ uploads: UploadRecord[]; truncated: boolean }>;
+  listMultipartUploads(bucket: string, options: ListMultipartUploadsOptions): Promise<{ uploads: UploadRecord[]; truncated: boolean }>;
 
   close(): void;
 }
@@ -189,7 +190,7 @@ export interface PartRecord {
   bodyId: string;
 }
 
-export interface ListUploadsOptions {
+export interface ListMultipartUploadsOptions {
   prefix: string;
   keyMarker: string;
   uploadIdMarker: string;

@@ -114,7 +114,7 @@ function run<R, A = undefined>(fn: (t: Tools, arg: A) => Promise<R>, arg?: A): P
 }
 
 const md5 = (b: string | Uint8Array) => createHash('md5').update(b).digest('hex');
-/** Contract 5: md5hex(e1 + "-" + … + eN + "-") + "-1". */
+/** docs/protocol.md, "ETags and Content-MD5": md5hex(e1 + "-" + … + eN + "-") + "-1". */
 const multipartEtag = (etags: string[]) => md5(etags.map((e) => e + '-').join('')) + '-1';
 const header = (e: LogEntry, name: string) => e.requestHeaders.find(([n]) => n.toLowerCase() === name)?.[1];
 
@@ -707,7 +707,7 @@ describe('signing', () => {
       expect(date, what).toMatch(/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
       expect(Math.abs(Date.parse(date!) - e.time), what).toBeLessThan(15 * 60_000);
       expect(auth, what).toMatch(/^SVC svcadmin:[A-Za-z0-9+/]{43}=$/);
-      // What the worker received, signed again by the suite's own signer (written from contract section 2).
+      // What the worker received, signed again by the suite's own signer (written from docs/protocol.md, "Signing").
       expect(auth, what).toBe(`SVC svcadmin:${hmac('svcadmin-secret', stringToSign(e.method, new URL(e.url), new Headers(e.requestHeaders)))}`);
     }
     // An anonymous client sends neither.

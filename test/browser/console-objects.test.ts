@@ -271,8 +271,9 @@ describe('uploads', () => {
     expect(await item('twenty.bin').textContent()).toContain('done');
     await expect.poll(() => row(page, 'twenty.bin').locator('td.num').textContent()).toBe('20 MiB');
 
-    // The service holds exactly these bytes, in three 8 MiB parts: contract 5's multipart ETag,
-    // md5hex(e1 + "-" + e2 + "-" + e3 + "-") + "-1", and the same SHA-256 read back.
+    // The service holds exactly these bytes, in three 8 MiB parts: the multipart ETag
+    // md5hex(e1 + "-" + e2 + "-" + e3 + "-") + "-1" (docs/protocol.md, "ETags and Content-MD5"),
+    // and the same SHA-256 read back.
     const partSize = 8 * MiB;
     const parts = [0, 1, 2].map((i) => md5(bytes.subarray(i * partSize, Math.min(size, (i + 1) * partSize))));
     const multipartEtag = `${md5(parts.map((e) => `${e}-`).join(''))}-1`;

@@ -1,4 +1,6 @@
-// The service worker's lifecycle in real Chromium (architecture rules 2–5, 7, 8, 13): the first load
+// The service worker's lifecycle in real Chromium (docs/browser.md: "No state between events",
+// "Decide synchronously", "Take control, and the hard reload", "A fixed worker URL", "Transactions",
+// "Close on versionchange", "Strict durability"): the first load
 // is controlled; a real hard reload (CDP Page.reload ignoreCache) recovers with one reload and no
 // loop; the browser stopping the worker — between requests, during a large streamed GET, during a
 // large PUT — loses no acknowledged write and leaves no partial object or orphan body; and a new
@@ -384,7 +386,8 @@ async function buildVariantWorker(): Promise<string> {
  * The product's store module (sw/store/idb.ts, unchanged) as a page script exposing openIdbStore:
  * a second holder of an old-schema connection, the way an older worker or another runtime holds
  * one. Chromium stops the old worker before the new one activates, so without it the new worker's
- * upgrade would never meet an open connection, and rule 8 (close on versionchange) would go untested.
+ * upgrade would never meet an open connection, and closing on versionchange (docs/browser.md,
+ * "Close on versionchange") would go untested.
  */
 async function buildStoreScript(): Promise<string> {
   const out = await build({

@@ -1,7 +1,8 @@
 // Two tabs of one origin share one worker and one database. Both write the same keys at once, many
 // times over; afterwards every object is whole: its bytes hash to its ETag, that ETag is one some
 // tab was told, and the bytes are exactly the body of that acknowledged write. No body is orphaned
-// and the account's usage is the size of what is stored (architecture rules 7 and 13).
+// and the account's usage is the size of what is stored (docs/browser.md, "Transactions"
+// and "Strict durability").
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.ts';

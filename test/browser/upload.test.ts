@@ -29,7 +29,7 @@ function pattern(seed: number, size: number): Uint8Array<ArrayBuffer> {
 
 const md5 = (b: string | Uint8Array) => createHash('md5').update(b).digest('hex');
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-/** Contract 5: md5hex(e1 + "-" + … + eN + "-") + "-1". */
+/** docs/protocol.md, "ETags and Content-MD5": md5hex(e1 + "-" + … + eN + "-") + "-1". */
 const multipartEtag = (etags: string[]) => md5(etags.map((e) => e + '-').join('')) + '-1';
 
 function expected(seed: number, size: number, partSize: number) {

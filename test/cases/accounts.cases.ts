@@ -1,9 +1,9 @@
-// Accounts and ownership (contract sections 2 and 3): the root account, PUT/DELETE /?account=…,
+// Accounts and ownership (docs/protocol.md, "Accounts" and "Who may do what"): the root account, PUT/DELETE /?account=…,
 // GET /?accounts on the service host (root only), secrets never returned, buckets owned by the
 // account that created them. Plain data: every case runs on a fresh service (only root exists);
 // steps are signed as root unless `auth` says otherwise.
 //
-// Interface facts decided by the implementer where the contract is silent (tested as given):
+// Facts decided by the implementer, now in docs/protocol.md, "Accounts" (tested as given):
 // ID 3–64 chars of A-Za-z0-9._~- else 400 InvalidArgument; SecretAccessKey 8–128 printable ASCII
 // without spaces, required on create, kept when omitted on update; QuotaBytes absent = unlimited,
 // not a non-negative integer → 400 InvalidArgument; malformed XML → 400 MalformedXML; DELETE:
@@ -94,7 +94,7 @@ export const cases: Case[] = [
         body: new RegExp(XML_DECL + '<ListAccountsResult>\\s*<Account>[\\s\\S]*</Account>\\s*</ListAccountsResult>\\s*$'),
         bodyExcludes: ['svcadmin-secret', 'SecretAccessKey', '<QuotaBytes>', '<Root>false</Root>'],
       }),
-      // svcadmin's DisplayName is not fixed by the contract: match any.
+      // svcadmin's DisplayName is not fixed by the protocol: match any.
       listAccounts({
         status: 200,
         body: seq('<Account>', el('AccessKeyId', 'svcadmin'), '<DisplayName>[^<]*</DisplayName>', el('UsedBytes', '0'), el('Root', 'true'), '</Account>'),
@@ -443,8 +443,8 @@ export const cases: Case[] = [
     ],
   },
   {
-    // contract 2: "Only the bucket owner (the account that created it) may act on a bucket" — root
-    // is not exempt.
+    // docs/protocol.md, "Who may do what": only the bucket owner (the account that created it) may
+    // act on it — root is not exempt.
     name: 'root is not the owner of another account\'s bucket: 403 AccessDenied',
     steps: [
       account('alice', ALICE.secret),

@@ -1,4 +1,4 @@
-// Authentication and access (contract section 2). Plain data; steps are signed as root unless `auth`
+// Authentication and access (docs/protocol.md, "Signing"). Plain data; steps are signed as root unless `auth`
 // says otherwise. `{ header }` steps send Authorization verbatim; they also carry a fresh x-svc-date
 // (taken when this module loads) so that only the Authorization value is wrong.
 import { bucket, put, type Case, type Step, PAGE_ORIGIN } from './types.ts';

@@ -1,5 +1,5 @@
-// Bucket operations (contract section 4), bucket names and addressing (section 1), and what every
-// response carries (section 7). Plain data: every case runs on a fresh service whose only account is
+// Bucket operations (docs/protocol.md, "Buckets"), bucket names and addressing ("Addressing"),
+// and what every response carries ("Every response"). Plain data: every case runs on a fresh service whose only account is
 // root; steps are signed as root unless `auth` says otherwise.
 import { bucket, put, type Case, type Step, PAGE_ORIGIN } from './types.ts';
 
@@ -8,21 +8,21 @@ const P = 'http://photos.svc.localhost';
 const MOUNT = `${PAGE_ORIGIN}/svc`;
 
 const MD5_HELLO = '5d41402abc4b2a76b9719d911017c592'; // md5("hello"), the default body of put()
-const ISO_MS = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z'; // contract 7: ISO 8601 UTC with ms
+const ISO_MS = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z'; // docs/protocol.md, "Every response": ISO 8601 UTC with ms
 const RFC1123 = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 const XML_DECL = '<\\?xml version="1\\.0" encoding="UTF-8"\\?>';
 
 function esc(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
-/** XML fragments in this order, optional whitespace between tags (not required by the contract). */
+/** XML fragments in this order, optional whitespace between tags (not required by the protocol). */
 function seq(...parts: string[]): RegExp {
   return new RegExp(parts.join('\\s*'));
 }
 function el(name: string, value: string): string {
   return value === '' ? `(?:<${name}></${name}>|<${name}/>)` : `<${name}>${esc(value)}</${name}>`;
 }
-/** ETag element: quoted MD5, the quotes possibly written as &quot; (contract 5: written quoted). */
+/** ETag element: quoted MD5, the quotes possibly written as &quot; (docs/protocol.md, "ETags and Content-MD5": written quoted). */
 function etagEl(hex: string): string {
   return `<ETag>(?:"|&quot;)${hex}(?:"|&quot;)</ETag>`;
 }
@@ -33,7 +33,7 @@ function contents(key: string, size = 5, hex = MD5_HELLO): RegExp {
     `<LastModified>${ISO_MS}</LastModified>`,
     etagEl(hex),
     el('Size', String(size)),
-    // contract silent on the StorageClass value of a listing: S3 (and contract 6 for parts) say STANDARD
+    // our choice for the StorageClass value of a listing: STANDARD, as S3 and List Parts say
     el('StorageClass', 'STANDARD'),
     '</Contents>',
   );
@@ -97,7 +97,7 @@ export const cases: Case[] = [
     ],
   },
   {
-    // contract silent: section 4 names only private|public-read; like S3 an unknown canned ACL is
+    // our choice: only private|public-read exist; like S3 an unknown canned ACL is
     // 400 InvalidArgument, and the bucket is not created.
     name: 'PUT / with an invalid x-svc-acl is 400 InvalidArgument and creates nothing',
     steps: [
@@ -286,7 +286,7 @@ export const cases: Case[] = [
         body: seq('<Bucket>', el('Name', 'alpha'), `<CreationDate>${ISO_MS}</CreationDate>`, '</Bucket>'),
       }),
       get(`${SVC}/`, { status: 200, body: seq('<Owner>', '<ID>[^<]+</ID>', '<DisplayName>[^<]*</DisplayName>', '</Owner>') }),
-      // contract silent on the order of buckets: S3 lists them by name
+      // our choice for the order of buckets: S3 lists them by name
       get(`${SVC}/`, { status: 200, body: /<Name>alpha<\/Name>[\s\S]*<Name>zeta<\/Name>/ }),
     ],
   },
@@ -436,7 +436,7 @@ export const cases: Case[] = [
         bodyIncludes: ['<Key>b</Key>', '<IsTruncated>true</IsTruncated>', '<NextMarker>b</NextMarker>'],
         bodyExcludes: ['<Prefix>c/</Prefix>', '<Key>d</Key>'],
       }),
-      // contract silent on NextMarker when the last entry is a common prefix: S3 gives the prefix
+      // our choice for NextMarker when the last entry is a common prefix: S3 gives the prefix
       get(`${P}/?delimiter=/&max-keys=1`, {
         status: 200,
         body: commonPrefix('a/'),
@@ -490,7 +490,7 @@ export const cases: Case[] = [
     ],
   },
   {
-    // contract silent: an unknown ACL value is 400 InvalidArgument (S3), and the ACL stays
+    // our choice: an unknown ACL value is 400 InvalidArgument (S3), and the ACL stays
     name: 'PUT /?acl with an invalid value is 400 InvalidArgument and keeps the ACL',
     steps: [
       bucket('photos', 'public-read'),
@@ -594,7 +594,7 @@ export const cases: Case[] = [
     })(),
   },
   {
-    name: 'error bodies are the contract\'s XML Error document as application/xml',
+    name: 'error bodies are the XML Error document of docs/protocol.md as application/xml',
     steps: [
       get('http://missing.svc.localhost/k', {
         status: 404,

@@ -1,4 +1,5 @@
-// PUT Object - Copy, PUT Object - Move and PUT Object Meta (spec; contract 2 and 5).
+// PUT Object - Copy, PUT Object - Move and PUT Object Meta (docs/protocol.md, "Copy, move and
+// metadata replacement"; access: "Who may do what").
 import { bucket, put, type Case, type Step } from './types.ts';
 import { ALICE, COMMON, RFC1123, account, enc, err, etagOf, gone, has, host } from './object-helpers.ts';
 
@@ -37,7 +38,7 @@ function moveStep(destUrl: string, source: string, expect: Step['expect'] = { st
 
 const copyCases: Case[] = [
   {
-    // spec: "Response: status 200, no body."
+    // Copy answers 200 with no body (docs/protocol.md, "Objects").
     name: 'copy in one bucket: 200 empty body; the copy has the bytes, Content-Type, standard headers, user metadata and MD5 ETag',
     steps: [
       bucket('photos'),
@@ -97,7 +98,7 @@ const copyCases: Case[] = [
     ],
   },
   {
-    // spec: copy = "one GET plus one PUT"; copying an object onto itself therefore succeeds and
+    // A copy is one read plus one write; copying an object onto itself therefore succeeds and
     // leaves it intact.
     name: 'copy of an object onto itself → 200, object intact',
     steps: [
@@ -177,8 +178,8 @@ const copyCases: Case[] = [
     ],
   },
   {
-    // contract 3: every write that would pass the owner's quota gets 403 QuotaExceeded and changes
-    // nothing; a move copies no bytes, so it fits even when the account is full.
+    // docs/protocol.md, "Accounts": every write that would pass the owner's quota gets 403
+    // QuotaExceeded and changes nothing; a move copies no bytes, so it fits even when the account is full.
     name: 'copy past the destination owner\'s quota → 403 QuotaExceeded; a move still fits',
     steps: [
       account('alice', ALICE.secret, 10),
@@ -279,7 +280,7 @@ const moveCases: Case[] = [
     ],
   },
   {
-    // contract 5: "Missing source: 404 NoSuchKey/NoSuchBucket" (stated for copy; a move is a copy plus a delete).
+    // A missing source is 404 NoSuchKey/NoSuchBucket (docs/protocol.md, "Objects"; a move is a copy plus a delete).
     name: 'move of a missing source key → 404 NoSuchKey, no destination',
     steps: [
       bucket('photos'),
@@ -413,7 +414,7 @@ const metaCases: Case[] = [
     ],
   },
   {
-    // spec Errors table: NoSuchBucket 404 "(all operations)".
+    // NoSuchBucket is 404 for every operation (docs/protocol.md, "Errors").
     name: '?meta in a missing bucket → 404 NoSuchBucket',
     steps: [
       bucket('photos'),
@@ -446,7 +447,7 @@ const metaCases: Case[] = [
     ],
   },
   {
-    // contract 5: user metadata over 2048 bytes → 400 InvalidArgument (not limited to PUT Object).
+    // docs/protocol.md, "User metadata": over 2048 bytes → 400 InvalidArgument (not limited to PUT Object).
     name: '?meta with user metadata over 2048 bytes → 400 InvalidArgument, metadata unchanged',
     steps: [
       bucket('photos'),

@@ -1,4 +1,4 @@
-// Delete Multiple Objects: POST /?delete (spec; contract 5).
+// Delete Multiple Objects: POST /?delete (docs/protocol.md, "Delete Multiple Objects").
 import { bucket, put, type Case, type Step } from './types.ts';
 import { ALICE, COMMON, account, enc, err, gone, has, host, md5b64, md5hex } from './object-helpers.ts';
 
@@ -185,7 +185,7 @@ export const cases: Case[] = [
     steps: [bucket('photos'), post('', err(400, 'MalformedXML'))],
   },
   {
-    // contract silent: a document whose root is not Delete is malformed for this operation (S3: MalformedXML).
+    // our choice: a document whose root is not Delete is malformed for this operation (S3: MalformedXML).
     name: 'wrong root element → 400 MalformedXML, nothing deleted',
     steps: [
       bucket('photos'),
@@ -243,7 +243,7 @@ export const cases: Case[] = [
     ],
   },
   {
-    // contract silent: a namespaced request document (what S3 clients send) is accepted.
+    // our choice: a namespaced request document (what S3 clients send) is accepted.
     name: 'a request document with the S3 namespace is accepted',
     steps: [
       bucket('photos'),

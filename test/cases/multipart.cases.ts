@@ -1,5 +1,5 @@
-// Multipart upload (spec: "Multipart upload", state table, Initiate … List Multipart Uploads, Errors,
-// Limits; contract sections 5, 6, 7). Plain data: a case cannot carry a value from one step to the
+// Multipart upload (docs/protocol.md: "Multipart uploads", "Multipart rules", "Errors", "Limits",
+// "Every response"). Plain data: a case cannot carry a value from one step to the
 // next, so everything that needs the UploadId returned by Initiate is in test/unit/multipart.test.ts.
 // What is here: Initiate, the errors that need no valid UploadId, and List Multipart Uploads.
 import { bucket, put, type Case, type Step } from './types.ts';
@@ -11,7 +11,7 @@ const NOB = host('no-such-bucket');
 
 const XML_DECL = '<\\?xml version="1\\.0" encoding="UTF-8"\\?>';
 const ISO_MS = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z';
-/** Contract 6: URL-safe and never purely digits. */
+/** docs/protocol.md, "Multipart rules": URL-safe and never purely digits. */
 const UPLOAD_ID = '(?!\\d+<)[A-Za-z0-9._~-]+';
 /** An UploadId nobody was given (well formed, never issued). */
 const BOGUS = 'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz';
@@ -148,7 +148,7 @@ const initiateCases: Case[] = [
       initiate('a'.repeat(1000)),
       initiate(encodeURIComponent('é'.repeat(500))), // 500 characters, 1000 bytes
       { method: 'POST', url: `${P}/${'a'.repeat(1001)}?uploads`, expect: err(400, 'KeyTooLong') },
-      // 501 characters but 1001 bytes: the limit is in bytes (contract 1)
+      // 501 characters but 1001 bytes: the limit is in bytes (docs/protocol.md, "Object keys")
       { method: 'POST', url: `${P}/${encodeURIComponent('é'.repeat(500) + 'a')}?uploads`, expect: err(400, 'KeyTooLong') },
       listUploads('', { status: 200, body: uploadCount(2) }),
     ],
@@ -163,7 +163,7 @@ const initiateCases: Case[] = [
     ],
   },
   {
-    name: 'Initiate with user metadata over 2048 bytes → 400 InvalidArgument (contract 5); nothing listed',
+    name: 'Initiate with user metadata over 2048 bytes → 400 InvalidArgument (docs/protocol.md, "User metadata"); nothing listed',
     steps: [
       bucket('photos'),
       { method: 'POST', url: `${P}/big?uploads`, headers: { 'x-svc-meta-big': 'v'.repeat(2100) }, expect: err(400, 'InvalidArgument') },
@@ -171,7 +171,7 @@ const initiateCases: Case[] = [
     ],
   },
   {
-    name: 'a bucket holding an in-progress upload cannot be deleted (409 BucketNotEmpty, contract 4)',
+    name: 'a bucket holding an in-progress upload cannot be deleted (409 BucketNotEmpty, docs/protocol.md, "Buckets")',
     steps: [
       bucket('photos'),
       initiate('big'),
@@ -203,11 +203,11 @@ const unknownUploadCases: Case[] = [
     ],
   },
   {
-    name: 'Complete with an unknown UploadId → NoSuchUpload before the body is looked at (contract 6 check order)',
+    name: 'Complete with an unknown UploadId → NoSuchUpload before the body is looked at (check order of docs/protocol.md, "Multipart rules")',
     steps: [
       bucket('photos'),
       initiate('big'),
-      // contract 6: NoSuchUpload/InvalidArgument are checked before MalformedXML
+      // docs/protocol.md, "Multipart rules": NoSuchUpload/InvalidArgument are checked before MalformedXML
       { method: 'POST', url: `${P}/big?uploadId=${BOGUS}`, body: 'not xml at all', expect: err(404, 'NoSuchUpload') },
       { method: 'POST', url: `${P}/big?uploadId=${BOGUS}`, body: '', expect: err(404, 'NoSuchUpload') },
     ],
@@ -237,7 +237,7 @@ const unknownUploadCases: Case[] = [
       anon('DELETE', `${P}/big?uploadId=${BOGUS}`),
       anon('DELETE', `${PUB}/big?uploadId=${BOGUS}`),
       anon('GET', `${P}/big?uploadId=${BOGUS}`),
-      // contract 2: only GET/HEAD *of objects* are public; listing parts or uploads is not an object read
+      // docs/protocol.md, "Who may do what": only GET/HEAD *of objects* are public; listing parts or uploads is not an object read
       anon('GET', `${PUB}/big?uploadId=${BOGUS}`),
       anon('GET', `${P}/?uploads`),
       anon('GET', `${PUB}/?uploads`),
@@ -396,7 +396,7 @@ const listCases: Case[] = [
       bucket('photos'),
       listUploads('&max-uploads=0', { status: 200, body: uploadCount(0), bodyIncludes: ['<IsTruncated>false</IsTruncated>'] }),
       initiate('a'),
-      // spec: IsTruncated is "true when the limit cut the list"
+      // IsTruncated is true when max-uploads cut the list
       listUploads('&max-uploads=0', { status: 200, body: uploadCount(0), bodyIncludes: ['<IsTruncated>true</IsTruncated>'] }),
     ],
   },
@@ -405,8 +405,8 @@ const listCases: Case[] = [
     steps: [
       bucket('photos'),
       initiate('a'),
-      // contract silent: the error code of a bad max-uploads (contract 6 gives 0–1000; S3 and the
-      // contract's max-parts and max-keys rules answer 400 InvalidArgument).
+      // our choice: the error code of a bad max-uploads (the range is 0–1000; S3 and our max-parts
+      // and max-keys rules answer 400 InvalidArgument; docs/protocol.md, "Limits").
       listUploads('&max-uploads=1001', err(400, 'InvalidArgument')),
       listUploads('&max-uploads=-1', err(400, 'InvalidArgument')),
       listUploads('&max-uploads=abc', err(400, 'InvalidArgument')),
@@ -414,7 +414,7 @@ const listCases: Case[] = [
     ],
   },
   {
-    name: 'List Uploads of several uploads of one key pages with key-marker + upload-id-marker (contract 6)',
+    name: 'List Uploads of several uploads of one key pages with key-marker + upload-id-marker (docs/protocol.md, "Multipart rules")',
     steps: [
       bucket('photos'),
       initiate('k'),

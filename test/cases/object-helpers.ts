@@ -6,7 +6,7 @@ import type { Expect, Step } from './types.ts';
 
 export const md5hex = (s: string | Uint8Array): string => createHash('md5').update(s).digest('hex');
 export const md5b64 = (s: string | Uint8Array): string => createHash('md5').update(s).digest('base64');
-/** The ETag header value of a single-request object with this content (contract 5: quoted lower-case hex). */
+/** The ETag header value of a single-request object with this content (docs/protocol.md, "ETags and Content-MD5": quoted lower-case hex). */
 export const etagOf = (s: string): string => `"${md5hex(s)}"`;
 
 /** `http://{bucket}.svc.localhost` */
@@ -22,7 +22,7 @@ export const RFC1123 =
 
 const escRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\\/-]/g, '\\$&');
 
-// Contract 7: Access-Control-Expose-Headers naming at least these.
+// docs/protocol.md, "Every response": Access-Control-Expose-Headers naming at least these.
 export const EXPOSED = [
   'ETag', 'Content-Range', 'Accept-Ranges', 'Content-Disposition', 'Content-Length', 'Last-Modified',
   'x-svc-request-id', 'x-svc-version-id', 'x-svc-acl',
@@ -32,7 +32,7 @@ export const EXPOSE_RE = new RegExp(
   'i',
 );
 
-/** Contract 7 / spec conventions: headers every response carries (Connection is checked in objects.test.ts). */
+/** docs/protocol.md, "Every response": headers every response carries (Connection is checked in objects.test.ts). */
 export const COMMON: Record<string, string | RegExp | null> = {
   'x-svc-request-id': /\S/,
   date: RFC1123,
@@ -41,7 +41,7 @@ export const COMMON: Record<string, string | RegExp | null> = {
   'access-control-expose-headers': EXPOSE_RE,
 };
 
-/** Contract 7: the XML error document, elements in this order. */
+/** docs/protocol.md, "Errors": the XML error document, elements in this order. */
 export const errorBodyRe = (code: string): RegExp =>
   new RegExp(
     '^<\\?xml version="1\\.0" encoding="UTF-8"\\?>\\s*<Error>\\s*' +
@@ -73,7 +73,7 @@ export function has(b: string, encodedKey: string, body: string, headers: Record
   };
 }
 
-/** Bucket listing that must hold no object at all (contract 4). */
+/** Bucket listing that must hold no object at all (docs/protocol.md, "Buckets"). */
 export function emptyListing(b: string): Step {
   return {
     method: 'GET',
@@ -82,7 +82,7 @@ export function emptyListing(b: string): Step {
   };
 }
 
-/** Root creates or updates an account (contract 3). */
+/** Root creates or updates an account (docs/protocol.md, "Accounts"). */
 export function account(id: string, secret: string, quota?: number): Step {
   return {
     method: 'PUT',

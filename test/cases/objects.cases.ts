@@ -1,4 +1,4 @@
-// PUT / GET / HEAD / DELETE Object, from spec/object-interface.md and design/contract.md
+// PUT / GET / HEAD / DELETE Object, from docs/protocol.md ("Objects" and what follows it)
 // (sections 1, 2, 5, 7). Plain data: every case runs on a fresh service, signed as root by default.
 import { bucket, put, type Case, type Step } from './types.ts';
 import {
@@ -21,7 +21,7 @@ const putCases: Case[] = [
         method: 'PUT',
         url: `${P}/hello.txt`,
         body: 'hello',
-        // contract silent: the PUT response body (S3: empty).
+        // our choice: the PUT response body (S3: empty).
         expect: { status: 200, body: '', headers: { ...COMMON, etag: '"5d41402abc4b2a76b9719d911017c592"' } },
       },
       {
@@ -88,7 +88,7 @@ const putCases: Case[] = [
     ],
   },
   {
-    // contract 5 says "32 hex chars"; upper-case hex digits are hex chars.
+    // docs/protocol.md, "ETags and Content-MD5": 32 hex characters; upper-case digits count.
     name: 'PUT with a matching upper-case 32-hex Content-MD5 → 200',
     steps: [
       bucket('photos'),
@@ -234,7 +234,7 @@ const putCases: Case[] = [
             'x-svc-meta-first': null,
             'x-svc-meta-second': '2',
             'cache-control': null,
-            // contract silent: PUT without Content-Type stores application/octet-stream (as the
+            // our choice: PUT without Content-Type stores application/octet-stream (as the
             // metadata operation's default; S3 uses a binary/octet-stream default too).
             'content-type': 'application/octet-stream',
           },
@@ -275,7 +275,7 @@ const putCases: Case[] = [
       ),
     ],
   },
-  // --- key length (contract 1: UTF-8 bytes, max 1000) ---
+  // --- key length (docs/protocol.md, "Object keys": UTF-8 bytes, max 1000) ---
   {
     name: 'PUT key of exactly 1000 ASCII bytes → 200',
     steps: [bucket('photos'), put('photos', 'k'.repeat(1000), 'long'), has('photos', 'k'.repeat(1000), 'long')],
@@ -316,7 +316,7 @@ const putCases: Case[] = [
     name: 'PUT key of 250 emoji (1000 bytes, 500 UTF-16 units) → 200',
     steps: [bucket('photos'), put('photos', enc('😀'.repeat(250)), 'x'), has('photos', enc('😀'.repeat(250)), 'x')],
   },
-  // --- user metadata (contract 5) ---
+  // --- user metadata (docs/protocol.md, "User metadata") ---
   {
     name: 'user metadata is stored with lower-cased names and returned on GET and HEAD',
     steps: [
@@ -413,7 +413,7 @@ const putCases: Case[] = [
       }),
     ],
   },
-  // --- access (spec Authentication; contract 2, 3) ---
+  // --- access (docs/protocol.md, "Who may do what" and "Accounts") ---
   {
     name: 'anonymous PUT → 403 AccessDenied, also into a public-read bucket',
     steps: [
@@ -476,8 +476,8 @@ const putCases: Case[] = [
     ],
   },
   {
-    // contract 3: "stored bytes … may not pass its quota"; after replacing an unversioned object
-    // the stored bytes are the new size only.
+    // docs/protocol.md, "Accounts": the stored bytes may not pass the quota; after replacing an
+    // unversioned object the stored bytes are the new size only.
     name: 'overwriting an object counts only the new size against the quota',
     steps: [
       account('alice', ALICE.secret, 10),
@@ -490,7 +490,7 @@ const putCases: Case[] = [
     ],
   },
   {
-    name: 'path-style URL on the service host addresses the same object (contract 1)',
+    name: 'path-style URL on the service host addresses the same object (docs/protocol.md, "Addressing")',
     steps: [
       bucket('photos'),
       put('photos', 'dir/a%20b.txt', 'path style'),
@@ -506,7 +506,8 @@ const putCases: Case[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// Key encodings (contract 1: the path is percent-decoded exactly once as UTF-8; + is a literal plus)
+// Key encodings (docs/protocol.md, "Object keys": the path is percent-decoded exactly once as UTF-8;
+// + is a literal plus)
 // ---------------------------------------------------------------------------------------------
 
 const keyCases: Case[] = [
@@ -608,7 +609,7 @@ const keyCases: Case[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// GET ranges (contract 5) on the 10-byte object 0123456789
+// GET ranges (docs/protocol.md, "Ranges") on the 10-byte object 0123456789
 // ---------------------------------------------------------------------------------------------
 
 function range206(range: string, a: number, b: number): Case {
@@ -706,8 +707,8 @@ const rangeCases: Case[] = [
   range416('bytes=1.5-3', TEN),
   range416('bytes=+1-3', TEN),
   range416('items=0-1', TEN, ' (other unit)'),
-  // contract 5: "only bytes=a-b, bytes=a-, bytes=-n … Every other value" → 416; whitespace inside
-  // is none of the listed forms.
+  // docs/protocol.md, "Ranges": only bytes=a-b, bytes=a-, bytes=-n; anything else → 416, and
+  // whitespace inside is none of those forms.
   range416('bytes= 0-1', TEN, ' (space after =)'),
   range416('bytes=0 -1', TEN, ' (space inside)'),
   range416('0-1', TEN, ' (no unit)'),
@@ -718,7 +719,7 @@ const rangeCases: Case[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// If-Modified-Since (contract 5). The exact-second cases need Last-Modified: test/unit/objects.test.ts.
+// If-Modified-Since (docs/protocol.md, "Conditional reads"). The exact-second cases need Last-Modified: test/unit/objects.test.ts.
 // ---------------------------------------------------------------------------------------------
 
 function imsCase(method: 'GET' | 'HEAD', ims: string, why: string): Case {
@@ -751,7 +752,7 @@ const imsCases: Case[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// download= and the default Content-Disposition (contract 5)
+// download= and the default Content-Disposition (docs/protocol.md, "Content-Disposition and download")
 // ---------------------------------------------------------------------------------------------
 
 const name256 = 'a'.repeat(252) + '.txt';
@@ -894,7 +895,7 @@ const dispositionCases: Case[] = [
     ],
   },
   {
-    // contract silent: download= (an explicit request) wins over a stored Content-Disposition,
+    // our choice: download= (an explicit request) wins over a stored Content-Disposition,
     // as S3's response-content-disposition does.
     name: 'download= wins over a stored Content-Disposition',
     steps: [
@@ -914,7 +915,7 @@ function objUrlFor(key: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// ifNotFound (spec GET Object; contract 5)
+// ifNotFound (docs/protocol.md, "ifNotFound")
 // ---------------------------------------------------------------------------------------------
 
 const ifNotFoundCases: Case[] = [
@@ -1024,7 +1025,7 @@ const deleteCases: Case[] = [
       {
         method: 'DELETE',
         url: `${P}/a.txt`,
-        // spec: "status 200, no body, no headers beyond the common ones"
+        // DELETE Object: 200, no body, no headers beyond the common ones
         expect: { status: 200, body: '', headers: { ...COMMON, etag: null } },
       },
       gone('photos', 'a.txt'),
@@ -1055,7 +1056,7 @@ const deleteCases: Case[] = [
 ];
 
 // ---------------------------------------------------------------------------------------------
-// Error documents and common headers (contract 7)
+// Error documents and common headers (docs/protocol.md, "Errors" and "Every response")
 // ---------------------------------------------------------------------------------------------
 
 const errorCases: Case[] = [

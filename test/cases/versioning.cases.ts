@@ -1,4 +1,4 @@
-// Versioning (spec "Versioning", contract sections 4 and 5): PUT/GET /?versioning, GET /?versions,
+// Versioning (docs/protocol.md, "Versioning" and "Buckets"): PUT/GET /?versioning, GET /?versions,
 // x-svc-version-id, ?versionId reads, VersionId in Delete Multiple, DELETE keeps history, Suspended.
 // Plain data: version ids are not known in advance here, so they are matched by pattern; the exact
 // numbering is checked in test/unit/versioning.test.ts. Signed as root unless `auth` says otherwise.
@@ -132,7 +132,7 @@ export const cases: Case[] = [
     steps: [
       bucket('photos'),
       { method: 'PUT', url: `${P}/before`, body: 'before', expect: { status: 200, headers: { 'x-svc-version-id': null } } },
-      // contract silent on the header of a "null" version: S3 sends "null"; here absence or "null" both pass
+      // our choice for the header of a "null" version: S3 sends "null"; here absence or "null" both pass
       get(`${P}/before`, { status: 200, body: 'before', headers: { 'x-svc-version-id': /^(null)?$/ } }),
       ENABLE,
       { method: 'PUT', url: `${P}/k`, body: 'one', expect: { status: 200, headers: { 'x-svc-version-id': NUM, etag: etagOf('one') } } },
@@ -259,7 +259,7 @@ export const cases: Case[] = [
       get(`${P}/k`, err(404, 'NoSuchKey')),
       { method: 'HEAD', url: `${P}/k`, expect: { status: 404 } },
       get(`${P}/`, { status: 200, bodyExcludes: ['<Contents>'] }),
-      // contract silent on IsLatest once the current is gone: no version is the current one
+      // our choice for IsLatest once the current is gone: no version is the current one
       versions('photos', [version('k', 'one', false)]),
       { method: 'DELETE', url: `${P}/`, expect: err(409, 'BucketNotEmpty') },
       { method: 'HEAD', url: `${P}/`, expect: { status: 200 } },

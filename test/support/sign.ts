@@ -1,4 +1,4 @@
-// The test suite's own signer, written from the contract (section 2) with node:crypto so that
+// The test suite's own signer, written from docs/protocol.md, "Signing", with node:crypto so that
 // a bug in sw/core/auth.ts cannot hide by being shared with the tests.
 import { createHmac } from 'node:crypto';
 
@@ -78,7 +78,7 @@ export function signHeaders(
   return headers;
 }
 
-/** A presigned URL (contract section 2): the Date line is the Expires value. */
+/** A presigned URL (docs/protocol.md, "Presigned URLs"): the Date line is the Expires value. */
 export function presign(
   method: string,
   url: string,

@@ -1,4 +1,4 @@
-// Signature tests (contract section 2). Every expected signature is computed here with node:crypto
+// Signature tests (docs/protocol.md, "Signing"). Every expected signature is computed here with node:crypto
 // over a StringToSign written out by hand, so a shared bug with sw/core/auth.ts cannot hide.
 // Pattern: the right StringToSign must pass, and a plausible wrong one must fail with 403.
 import { describe, it, expect, beforeEach } from 'vitest';
@@ -125,7 +125,8 @@ describe('Date line', () => {
   });
 
   it('the x-svc-date is the one checked for skew when both are sent', async () => {
-    // contract silent: x-svc-date stands in for Date, so (like x-amz-date in S3) it is the request time
+    // our choice (docs/protocol.md, "Dates and clock skew"): x-svc-date stands in for Date, so (like
+    // x-amz-date in S3) it is the request time
     const d = now();
     const old = now(-3600);
     const ok = await call('GET', `${P}/k`, { headers: { date: old, 'x-svc-date': d }, sts: stsX('GET', d, '/photos/k') });
@@ -136,12 +137,14 @@ describe('Date line', () => {
   });
 
   it('a signed request without any date is 403 AccessDenied', async () => {
-    // contract silent: S3 answers AccessDenied ("requires a valid Date or x-amz-date header")
+    // our choice (docs/protocol.md, "Dates and clock skew"), as S3 answers: AccessDenied ("requires a
+    // valid Date or x-amz-date header")
     await expectDenied(await call('GET', `${P}/k`, { sts: `GET\n\n\n\n/photos/k` }));
   });
 
   it('an unparsable date is 403 AccessDenied', async () => {
-    // contract silent: dates are RFC 1123; S3 answers AccessDenied for an invalid date
+    // our choice (docs/protocol.md, "Dates and clock skew"): dates are RFC 1123; S3 answers AccessDenied
+    // for an invalid date
     await expectDenied(await call('GET', `${P}/k`, { headers: { 'x-svc-date': 'not a date' }, sts: stsX('GET', 'not a date', '/photos/k') }));
   });
 });
@@ -241,7 +244,7 @@ describe('CanonicalizedResource', () => {
     }
   });
 
-  // [key, path as sent in the URL, contract resource, plausible wrong resources]
+  // [key, path as sent in the URL, CanonicalizedResource (docs/protocol.md), plausible wrong resources]
   const KEYS: [string, string, string, string[]][] = [
     ['a b', 'a%20b', '/photos/a%20b', ['/photos/a b', '/photos/a+b']],
     ['a/b', 'a/b', '/photos/a%2Fb', ['/photos/a/b']],

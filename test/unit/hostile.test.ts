@@ -1,6 +1,6 @@
-// Hostile input (contract section 7: "Any failure inside the service: 500 InternalError … it must
-// never happen on any input"). No request here may give a 5xx, and none may change the store: each
-// test takes a snapshot of everything observable before and after. Where the contract names the
+// Hostile input (docs/protocol.md, "Every response": a 500 InternalError is a bug, whatever the
+// input). No request here may give a 5xx, and none may change the store: each
+// test takes a snapshot of everything observable before and after. Where docs/protocol.md names the
 // code, the test expects it; where it does not, only a 4xx with an XML <Error><Code> is required.
 import { describe, it, expect, beforeEach } from 'vitest';
 import { createHash } from 'node:crypto';
@@ -145,7 +145,7 @@ describe('Delete Multiple Objects: malformed XML', () => {
     });
   }
 
-  // contract silent on schema violations inside a parsable document: any 4xx, nothing deleted
+  // no code is fixed for schema violations inside a parsable document: any 4xx, nothing deleted
   const invalid: [string, string][] = [
     ['two Keys in one Object', '<Delete><Object><Key>a</Key><Key>b</Key></Object></Delete>'],
     ['an element inside Key', '<Delete><Object><Key><x>a</x></Key></Object></Delete>'],
@@ -295,7 +295,7 @@ describe('Content-Length', () => {
     await expectUnchanged();
   });
 
-  // contract silent on malformed values: S3 answers 400; any 4xx will do, nothing may be written
+  // no code is fixed for malformed values: S3 answers 400; any 4xx will do, nothing may be written
   for (const value of ['-1', '-5', 'abc', '5abc', '1e1', '0x5', '5.0', '+5', '99999999999999999999999999', '5, 5']) {
     it(`Content-Length ${JSON.stringify(value)} → 4xx, nothing written`, async () => {
       expectClientError(await raw('PUT', `${P}/new`, { body: 'hello', headers: { 'content-length': value } }));
@@ -545,7 +545,7 @@ describe('long values', () => {
 
 // ------------------------------------------------------------------------------------------------
 describe('Range', () => {
-  // contract 5: only bytes=a-b (a ≤ b), bytes=a-, bytes=-n (n ≥ 1), one range; else 416
+  // docs/protocol.md, "Ranges": only bytes=a-b (a ≤ b), bytes=a-, bytes=-n (n ≥ 1), one range; else 416
   for (const range of ['bytes=3-1', 'bytes=-0', 'bytes=0-1,2-3', 'items=0-1', 'bytes=abc', 'bytes=--1', 'bytes=1.5-2', 'bytes=0x1-2', 'bytes=5-', 'bytes=5-9', `bytes=${'9'.repeat(400)}-`, 'bytes=' + Array.from({ length: 1000 }, (_, i) => `${i}-${i}`).join(',')]) {
     it(`Range ${range.slice(0, 30)} → 416 InvalidRange with Content-Range bytes */5`, async () => {
       const r = await ok('GET', `${P}/a`, { headers: { range: range } });
@@ -585,7 +585,8 @@ describe('copy and move sources', () => {
     });
     it(`x-svc-move-source ${JSON.stringify(src.slice(0, 30))} → ${src === '/nobucket/a' ? '400' : status ?? '4xx'}, nothing moved`, async () => {
       const r = await ok('PUT', `${P}/dest`, { headers: { 'x-svc-move-source': src } });
-      // contract 5: a move names its own bucket only, else 400 InvalidArgument (before any lookup)
+      // docs/protocol.md, "Copy, move and metadata replacement": a move names its own bucket only, else
+      // 400 InvalidArgument (before any lookup)
       if (src === '/nobucket/a') expectError(r, 400, 'InvalidArgument');
       else if (status !== null) expectError(r, status, code!);
       else expectClientError(r);

@@ -1,7 +1,8 @@
 // Multipart upload through the real HTTP server (sw/server.ts), path style
 // (http://127.0.0.1:PORT/{bucket}/{key}), with Node's fetch: the wire details only a socket shows
 // (Content-Length, chunked bodies, a body cut short, large bodies) and the whole flow, the check
-// order, paging and races end to end. Spec: "Multipart upload"; contract sections 5, 6, 7.
+// order, paging and races end to end. docs/protocol.md: "Multipart uploads", "Multipart rules",
+// "Content-Length", "Errors".
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import net from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
@@ -261,8 +262,8 @@ describe('multipart upload through the HTTP server', () => {
     expect(lp.status).toBe(200);
     expect(b.partNumbers(lp.text)).toEqual([]);
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
-    // contract 5: IncompleteBody arises where the runtime delivers the real header, "the HTTP
-    // server"; contract 7: an error carries the XML Error body and x-svc-request-id.
+    // docs/protocol.md, "Content-Length": IncompleteBody arises where the runtime delivers the real
+    // header, as the HTTP server does; "Errors": an error carries the XML Error body and x-svc-request-id.
     expect(raw).toContain('<Code>IncompleteBody</Code>');
     expect(raw.toLowerCase()).toContain('x-svc-request-id:');
   });

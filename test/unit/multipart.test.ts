@@ -1,8 +1,8 @@
 // Multipart upload through handle(): everything that needs the UploadId Initiate returns, the state
 // table, every error code of the six operations, Complete's check order, paging, the multipart ETag
 // (computed here with node:crypto), the storage design (no copy at Complete, nothing left behind,
-// atomic Complete) and races. Written from spec/object-interface.md and design/contract.md
-// (sections 5, 6, 7); the database is inspected directly only to count records.
+// atomic Complete) and races. Written from docs/protocol.md ("Multipart uploads", "Multipart
+// rules", "ETags and Content-MD5", "Errors"); the database is inspected directly only to count records.
 import { describe, it, expect } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { newService, send, buildRequest, errorCode, type SendOptions } from '../support/service.ts';
@@ -13,13 +13,14 @@ type Res = Awaited<ReturnType<typeof send>>;
 const B = 'http://photos.svc.localhost';
 const KiB = 1024;
 const MiB = 1024 * KiB;
-/** Spec Limits: every part but the last must be at least 16k (contract 6: 16384 bytes). */
+/** docs/protocol.md, "Limits": every part but the last must be at least 16 KiB (16384 bytes). */
 const MIN = 16 * KiB;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const md5 = (b: Uint8Array | string): string => createHash('md5').update(b).digest('hex');
 const md5b64 = (b: Uint8Array | string): string => createHash('md5').update(b).digest('base64');
-/** Contract 5: md5hex(e1 + "-" + e2 + "-" + … + eN + "-") + "-1", the ETags unquoted hex, in list order. */
+/** docs/protocol.md, "ETags and Content-MD5": md5hex(e1 + "-" + e2 + "-" + … + eN + "-") + "-1", the ETags
+ * unquoted hex, in list order. */
 const multipartEtag = (etags: string[]): string => md5(etags.map((e) => `${e}-`).join('')) + '-1';
 const bytes = (n: number): Uint8Array => new Uint8Array(randomBytes(n));
 const concat = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
@@ -160,7 +161,7 @@ async function partRecords(s: Svc, id: string): Promise<PartRec[]> {
   return (await records(s)).parts.filter((p) => p.uploadId === id).sort((a, b) => a.partNumber - b.partNumber);
 }
 
-/** Every later use of a finished UploadId is 404 NoSuchUpload (spec state table). */
+/** Every later use of a finished UploadId is 404 NoSuchUpload (docs/protocol.md, "Multipart rules"). */
 async function expectFinished(s: Svc, key: string, id: string): Promise<void> {
   expectError(await uploadPart(s, key, id, 1, bytes(10)), 404, 'NoSuchUpload', 'Upload Part');
   expectError(await complete(s, key, id, [{ n: 1, etag: md5('x') }]), 404, 'NoSuchUpload', 'Complete');
@@ -283,8 +284,8 @@ describe('Upload Part', () => {
     expectError(await complete(s, 'big', elsewhere, [{ n: 1, etag: md5('x') }]), 400, 'InvalidArgument', 'complete, other bucket');
     expectError(await listParts(s, 'big', other), 400, 'InvalidArgument', 'list parts, other key');
     expectError(await listParts(s, 'big', elsewhere), 400, 'InvalidArgument', 'list parts, other bucket');
-    // contract silent: Abort with an UploadId of another key (the spec lists no InvalidArgument for
-    // Abort). Whatever the code, it must be refused and must not abort the other key's upload.
+    // Abort with an UploadId of another key: no code is fixed for it (InvalidArgument today,
+    // docs/protocol.md, "Multipart uploads"). Whatever the code, it must be refused and must not abort the other key's upload.
     const ab = await abort(s, 'big', other);
     expect(ab.status, ab.text).toBeGreaterThanOrEqual(400);
     expect(['InvalidArgument', 'NoSuchUpload']).toContain(errorCode(ab.text));
@@ -432,7 +433,7 @@ describe('Complete Multipart Upload', () => {
     expect(tag(r.text, 'Bucket')).toBe('photos');
     expect(tag(r.text, 'Key')).toBe(key);
     expect(unquote(tag(r.text, 'ETag'))).toBe(expected);
-    expect(tag(r.text, 'ETag')).toMatch(/^(?:"|&quot;)[0-9a-f]{32}-1(?:"|&quot;)$/); // written quoted (contract 5)
+    expect(tag(r.text, 'ETag')).toMatch(/^(?:"|&quot;)[0-9a-f]{32}-1(?:"|&quot;)$/); // written quoted (docs/protocol.md, "ETags and Content-MD5")
 
     const size = data.reduce((n, d) => n + d.length, 0);
     const got = await getBytes(s, key);
@@ -571,7 +572,7 @@ describe('Complete Multipart Upload', () => {
     expect((await getBytes(s, 'k')).body.length).toBe(MIN + 5);
   });
 
-  it('check order (contract 6): NoSuchUpload/InvalidArgument → MalformedXML → InvalidPartOrder → InvalidPart → EntityTooSmall; each refusal leaves the upload unchanged', async () => {
+  it('check order (docs/protocol.md, "Multipart rules"): NoSuchUpload/InvalidArgument → MalformedXML → InvalidPartOrder → InvalidPart → EntityTooSmall; each refusal leaves the upload unchanged', async () => {
     const s = await service();
     const id = await initiate(s, 'k');
     const other = await initiate(s, 'other');
@@ -610,8 +611,8 @@ describe('Complete Multipart Upload', () => {
         '<!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">' +
         '<!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">]>' +
         `<CompleteMultipartUpload><Part><PartNumber>2</PartNumber><ETag>&lol9;</ETag></Part></CompleteMultipartUpload>`],
-      // contract silent: a Part without its required PartNumber or ETag, or another root element
-      // (spec: both children and the root are required; S3 answers MalformedXML).
+      // our choice: a Part without its required PartNumber or ETag, or another root element
+      // (both children and the root are required; S3 answers MalformedXML).
       ['Part without ETag', '<CompleteMultipartUpload><Part><PartNumber>2</PartNumber></Part></CompleteMultipartUpload>'],
       ['Part without PartNumber', `<CompleteMultipartUpload><Part><ETag>${e2}</ETag></Part></CompleteMultipartUpload>`],
       ['other root', `<Complete><Part><PartNumber>2</PartNumber><ETag>${e2}</ETag></Part></Complete>`],
@@ -644,7 +645,7 @@ describe('Complete Multipart Upload', () => {
     // 5. EntityTooSmall last
     expectError(await complete(s, 'k', id, [{ n: 1, etag: small }, { n: 2, etag: e2 }]), 400, 'EntityTooSmall', 'small first');
 
-    // A failed Complete leaves the upload exactly as it was (contract 6)
+    // A failed Complete leaves the upload exactly as it was (docs/protocol.md, "Multipart rules")
     expect(await snapshot(s)).toBe(before);
     expect(parseParts((await listParts(s, 'k', id)).text).map((p) => p.n)).toEqual([1, 2, 3, 4]);
     expect((await call(s, 'HEAD', objUrl('k'))).status).toBe(404);
@@ -667,7 +668,7 @@ describe('Complete Multipart Upload', () => {
     const before = await snapshot(s);
     for (const n of ['abc', '0', '10001', '-1', '1.5', '']) {
       const r = await complete(s, 'k', id, [{ n, etag: e1 }]);
-      // contract silent: which code (S3: MalformedXML or InvalidPart); never 200 or 500
+      // no code is fixed here (S3: MalformedXML or InvalidPart); never 200 or 500
       expect(r.status, `${n}: ${r.text}`).toBe(400);
       expect(['MalformedXML', 'InvalidPart', 'InvalidArgument'], n).toContain(errorCode(r.text));
     }
@@ -684,7 +685,7 @@ describe('Complete Multipart Upload', () => {
     expect((await complete(s, 'k', id, [{ n: 1, etag: e1 }])).status).toBe(200);
   });
 
-  it('Content-MD5 of the Complete body: matching → 200; mismatch → 400 BadDigest and the upload unchanged (contract 5)', async () => {
+  it('Content-MD5 of the Complete body: matching → 200; mismatch → 400 BadDigest and the upload unchanged (docs/protocol.md, "ETags and Content-MD5")', async () => {
     const s = await service();
     const id = await initiate(s, 'k');
     const e1 = await putPart(s, 'k', id, 1, 'one');
@@ -741,7 +742,8 @@ describe('Complete Multipart Upload', () => {
     expect(h.headers.get('content-type')).toBe('image/png');
     expect(h.headers.get('x-svc-meta-b')).toBe('from-complete');
     expect(h.headers.get('x-svc-meta-c')).toBe('from-complete');
-    // contract silent: whether Initiate's x-svc-meta-a survives next to Complete's own metadata
+    // not asserted: whether Initiate's x-svc-meta-a survives next to Complete's own metadata (today it
+    // does: docs/protocol.md, "Multipart rules")
 
     expect((await complete(s, 'fresh', id2, [{ n: 1, etag: f1 }])).status).toBe(200);
     const g = await getBytes(s, 'fresh');
@@ -750,7 +752,7 @@ describe('Complete Multipart Upload', () => {
     expect(g.headers.get('x-svc-meta-b')).toBe('2');
   });
 
-  it('user metadata over 2048 bytes given at Complete → 400 InvalidArgument (contract 5), the upload unchanged', async () => {
+  it('user metadata over 2048 bytes given at Complete → 400 InvalidArgument (docs/protocol.md, "User metadata"), the upload unchanged', async () => {
     const s = await service();
     const id = await initiate(s, 'k');
     const e1 = await putPart(s, 'k', id, 1, 'one');
@@ -1120,7 +1122,7 @@ describe('List Parts', () => {
     expect(r.status, r.text).toBe(200);
     expect(parseParts(r.text)).toEqual([]);
     expect(tag(r.text, 'MaxParts')).toBe('0');
-    expect(tag(r.text, 'IsTruncated')).toBe('true'); // spec: true when not all parts were returned because of the limit
+    expect(tag(r.text, 'IsTruncated')).toBe('true'); // true when max-parts cut the list (docs/protocol.md, "Multipart rules")
     r = await listParts(s, 'k', id, '&max-parts=1');
     expect(parseParts(r.text).map((p) => p.n)).toEqual([1]);
     expect(tag(r.text, 'IsTruncated')).toBe('true');

@@ -1,6 +1,6 @@
 // Object-operation checks that cannot be plain data (test/cases/*.cases.ts): they need values from
 // earlier responses (Last-Modified, UploadId, versionId), timing, concurrency, binary or very large
-// bodies. Written from spec/object-interface.md and design/contract.md only.
+// bodies. Written from docs/protocol.md only.
 import { describe, it, expect } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { newService, send, buildRequest, errorCode } from '../support/service.ts';
@@ -42,7 +42,7 @@ async function lastModified(handle: Handle, key: string): Promise<string> {
   return lm!;
 }
 
-describe('If-Modified-Since at one-second resolution (contract 5)', () => {
+describe('If-Modified-Since at one-second resolution (docs/protocol.md, "Conditional reads")', () => {
   it('equal to Last-Modified → 304 with ETag and Last-Modified and no body (GET and HEAD)', async () => {
     const handle = await service();
     const p = await putOk(handle, 'a.txt', 'hello');
@@ -146,7 +146,7 @@ describe('PUT Object: concurrency, size limit, binary bodies', () => {
     expect(errorCode(g.text)).toBe('NoSuchKey');
   });
 
-  // contract silent on whether "100M" is MiB for PUT Object; contract 6 uses 100 MiB for parts.
+  // our choice: the 100M of PUT Object is 100 MiB, as for parts (docs/protocol.md, "Limits").
   it('PUT of exactly 100 MiB → 200, HEAD reports the size', { timeout: 180_000 }, async () => {
     const handle = await service();
     const body = new Uint8Array(100 * 1024 * 1024);
@@ -186,7 +186,7 @@ describe('PUT Object: concurrency, size limit, binary bodies', () => {
   });
 });
 
-describe('HEAD never carries a body (spec HEAD Object; contract 7)', () => {
+describe('HEAD never carries a body (docs/protocol.md, "Errors" and "Every response")', () => {
   it('200, 304, 404, 403 and NoSuchBucket HEAD responses have no body', async () => {
     const handle = await service();
     await putOk(handle, 'a.txt', 'some content');
@@ -209,7 +209,7 @@ describe('HEAD never carries a body (spec HEAD Object; contract 7)', () => {
   });
 });
 
-describe('common response headers and error documents (contract 7)', () => {
+describe('common response headers and error documents (docs/protocol.md, "Every response", "Errors")', () => {
   it('every response has a unique x-svc-request-id, a current Date, Connection and Server; RequestId matches the header', async () => {
     const handle = await service();
     const responses = [
@@ -255,7 +255,7 @@ describe('copy, move and ?meta: values that need earlier responses', () => {
       body: `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"${e1}"</ETag></Part></CompleteMultipartUpload>`,
     });
     expect(done.status, done.text).toBe(200);
-    const etag = `"${md5hex(e1 + '-')}-1"`; // contract 5
+    const etag = `"${md5hex(e1 + '-')}-1"`; // docs/protocol.md, "ETags and Content-MD5"
     const h = await send(handle, 'HEAD', `${U}/${key}`);
     expect(h.headers.get('etag')).toBe(etag);
     return etag;
@@ -304,7 +304,7 @@ describe('copy, move and ?meta: values that need earlier responses', () => {
   });
 });
 
-describe('Delete Multiple Objects with versions (contract 5)', () => {
+describe('Delete Multiple Objects with versions (docs/protocol.md, "Delete Multiple Objects")', () => {
   it('VersionId of an existing version deletes that version only', async () => {
     const handle = await service();
     const v = await send(handle, 'PUT', `${U}/?versioning`, {

@@ -1,4 +1,4 @@
-// Quotas through handle() (contract section 3): an account's stored bytes — current objects,
+// Quotas through handle() (docs/protocol.md, "Accounts"): an account's stored bytes — current objects,
 // historical versions, uploaded parts — may not pass its QuotaBytes; the write that would pass it
 // (PUT, Copy, Upload Part) gets 403 QuotaExceeded and changes nothing; exactly equal is allowed;
 // Complete and Move never add bytes. When IndexedDB itself refuses a write (QuotaExceededError),
@@ -220,7 +220,7 @@ describe('PUT Object at the quota boundary', () => {
     const t = await withQuota(100);
     await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(30) });
     await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(30) });
-    // contract silent: lowering a quota below the current usage is accepted (S3-like services
+    // our choice: lowering a quota below the current usage is accepted (S3-like services
     // only refuse further growth)
     await createAccount(t, ALICE, 40);
     expect(await used(t)).toBe(60);
@@ -391,7 +391,7 @@ describe('over the quota after lowering it: Complete and Move still work (they a
     await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(20) });
     const id = await initiate(t, `${t.B}/big`);
     await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(30) });
-    await createAccount(t, ALICE, 5); // contract silent: accepted, only growth is refused afterwards
+    await createAccount(t, ALICE, 5); // our choice: accepted, only growth is refused afterwards
     await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
     await refused(t, 'PUT', `${t.B}/big?partNumber=2&uploadId=${id}`, { body: bytes(1) });
     await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[1, bytes(30)]]) });

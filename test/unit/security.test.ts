@@ -2,7 +2,7 @@
 // anonymous callers (403 AccessDenied and a database that did not change at all, except object
 // reads of a public-read bucket); broken Authorization headers; presigned URLs; signature
 // comparison; metadata names and account ids that are also Object.prototype names.
-// From spec/object-interface.md (Authentication) and design/contract.md (sections 2, 3, 5).
+// From docs/protocol.md ("Signing", "Who may do what", "Accounts", "User metadata").
 import { describe, it, expect, afterEach } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { newService, send, errorCode, type SendOptions } from '../support/service.ts';
@@ -286,7 +286,7 @@ describe('copy and move across accounts', () => {
 
   it('move from another account\'s bucket into one\'s own bucket → 4xx, nothing changed', async () => {
     // Two rules apply (no ownership, and a move across buckets is 400 InvalidArgument); their
-    // order is not fixed by the contract, so any 4xx passes; the state must not change.
+    // order is not fixed by the protocol, so any 4xx passes; the state must not change.
     const s = await scene();
     const before = await snapshot(s.svc.store);
     for (const src of ['/victim/k', '/vpub/k']) {
@@ -319,10 +319,10 @@ describe('copy and move across accounts', () => {
 });
 
 describe('account deletion racing the account\'s own bucket creation', () => {
-  // contract 3 + the given fact "an account that still owns buckets → 409 AccountNotEmpty": either
+  // docs/protocol.md, "Accounts": an account that still owns buckets → 409 AccountNotEmpty. Either
   // the bucket is created first (then DELETE /?account is 409) or the account is gone first (then
   // PUT / is 403). Both succeeding leaves a bucket owned by no account, which no one may ever
-  // act on or delete (contract 2: only the owner may act on a bucket).
+  // act on or delete (docs/protocol.md, "Who may do what": only the owner may act on a bucket).
   it('never both succeed; no bucket is left owned by a missing account', async () => {
     const tick = async (n: number) => {
       for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
@@ -469,7 +469,7 @@ describe('broken Authorization headers → 403, nothing changed', () => {
       expect(r.code).toBe('AccessDenied');
     }
     expect(await snapshot(s.svc.store)).toEqual(before);
-    // the original request itself is fine (within 15 minutes, no nonce required by the contract)
+    // the original request itself is fine (within 15 minutes, no nonce required by the protocol)
     const r = await replay('GET', `${host('victim')}/k`);
     expect(r.status).toBe(200);
   });
@@ -706,7 +706,7 @@ describe('names that are also Object.prototype properties', () => {
     'x-svc-meta-hasOwnProperty': 'h-value',
     'x-svc-meta-valueOf': 'v-value',
   };
-  // contract 5: names are lower-cased and stored as data
+  // docs/protocol.md, "User metadata": names are lower-cased and stored as data
   const expected: [string, string][] = [
     ['x-svc-meta-__proto__', 'p-value'],
     ['x-svc-meta-constructor', 'c-value'],

@@ -251,7 +251,7 @@ describe('startServer', () => {
       expect(mine[i]!.length).toBeGreaterThan(0);
       expect(mine[i]).toContain(q.method);
     }
-    // contract silent on the line format; a log line must not leak the signature
+    // the line format is not fixed; a log line must not leak the signature (docs/protocol.md, "Emulator-only")
     for (const l of mine) expect(l).not.toMatch(/SVC svcadmin:/);
   });
 });

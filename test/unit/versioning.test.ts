@@ -1,5 +1,5 @@
-// Versioning through handle(), where the version ids matter (spec "Versioning", contract sections
-// 4 and 5): history on every replacing write (PUT, Copy, Move destination, Complete) with ids
+// Versioning through handle(), where the version ids matter (docs/protocol.md, "Versioning" and
+// "Buckets"): history on every replacing write (PUT, Copy, Move destination, Complete) with ids
 // increasing per bucket, x-svc-version-id, GET/HEAD ?versionId, DELETE keeps history, VersionId in
 // Delete Multiple, Suspended, and GET /?versions paging checked against a model built here from
 // what the requests returned.
@@ -147,7 +147,7 @@ async function multipart(t: T, key: string, parts: string[], b = 'photos'): Prom
       '</CompleteMultipartUpload>',
   });
 }
-/** Contract 5: md5hex(e1 + "-" + … + eN + "-") + "-1". */
+/** docs/protocol.md, "ETags and Content-MD5": md5hex(e1 + "-" + … + eN + "-") + "-1". */
 const multipartEtag = (parts: string[]): string => md5(parts.map((p) => `${md5(p)}-`).join('')) + '-1';
 
 // ------------------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ describe('every replacing write adds history with increasing ids', () => {
     expect(id3).toBeGreaterThan(id2);
     await t.put('mv', 'moved bytes', 'photos', { 'x-svc-meta-origin': 'mv' });
     await t.ok('PUT', `${B}/k`, { headers: { 'x-svc-move-source': '/photos/mv' } });
-    // contract silent on the id a moved object gets: a write at the destination, so a new, higher id
+    // our choice for the id a moved object gets: a write at the destination, so a new, higher id
     const id4 = await currentId(t, 'k');
     expect(id4).toBeGreaterThan(id3);
     const parts = ['p'.repeat(MIN_PART), 'last part'];
@@ -240,7 +240,7 @@ describe('every replacing write adds history with increasing ids', () => {
       seqMixed.push(num(await mixed.put('k', `v${i}`, 'one')));
     }
     for (const s of [seqAlone, seqMixed, seqTwo]) for (let i = 1; i < s.length; i++) expect(s[i]!).toBeGreaterThan(s[i - 1]!);
-    // contract 5 "increasing per bucket": a bucket's numbering does not depend on other buckets
+    // docs/protocol.md, "Versioning": ids increase per bucket; a bucket's numbering does not depend on other buckets
     expect(seqMixed).toEqual(seqAlone);
     // and the same id in two buckets addresses two different objects
     await expectVersion(mixed, 'k', seqMixed[0]!, 'v0', md5('v0'), 'one');
@@ -356,7 +356,7 @@ describe('DELETE keeps history', () => {
     await expectNoVersion(t, 'k', id3);
     await expectVersion(t, 'k', id2, 'two!');
     await expectVersion(t, 'k', id1, 'one');
-    // contract silent on IsLatest when no current object exists: none is the current one
+    // our choice for IsLatest when no current object exists: none is the current one
     expect(brief(await listAll(t))).toEqual([
       ['k', String(id2), false],
       ['k', String(id1), false],
@@ -711,7 +711,7 @@ describe('GET /?versions pages exactly like a model', () => {
   });
 
   it('marker alone continues after every version of that key', async () => {
-    // contract silent: S3's key-marker without a version-id-marker starts after the key
+    // our choice, as S3: a key-marker without a version-id-marker starts after the key
     const { t, model } = await modelBucket();
     for (const key of [...new Set(model.map((v) => v.key)), 'a0', 'b/', '']) {
       const r = await t.ok('GET', `${B}/?versions&marker=${encodeURIComponent(key)}`);
@@ -742,7 +742,7 @@ describe('GET /?versions pages exactly like a model', () => {
   it('max-keys outside 0–1000 or not a number → 400 InvalidArgument (as in listing)', async () => {
     const t = await service();
     for (const bad of ['-1', '1001', 'abc']) {
-      // contract 4: "same paging as listing": max-keys 0–1000
+      // docs/protocol.md, "Buckets": List Versions pages like List Objects, max-keys 0–1000
       const r = await t.call('GET', `${B}/?versions&max-keys=${bad}`);
       const listing = await t.call('GET', `${B}/?max-keys=${bad}`);
       expect(r.status, bad).toBe(listing.status);

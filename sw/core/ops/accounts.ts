@@ -1,4 +1,4 @@
-// Accounts (contract section 3): on the service host, signed by root only.
+// Accounts (docs/protocol.md, "Accounts"): on the service host, signed by root only.
 import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { requireCaller } from '../access.ts';

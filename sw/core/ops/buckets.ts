@@ -1,4 +1,4 @@
-// Bucket operations (contract section 4) and the service host's bucket list.
+// Bucket operations (docs/protocol.md, "Buckets") and the service host's bucket list.
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket, requireCaller } from '../access.ts';
@@ -47,7 +47,7 @@ export async function getBucketAcl(ctx: Context): Promise<Response> {
 
 export async function putBucketAcl(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
-  if ((await ctx.store.setBucketAcl(ctx.bucket, aclFrom(ctx))) === 'noSuchBucket') fail('NoSuchBucket');
+  if ((await ctx.store.putBucketAcl(ctx.bucket, aclFrom(ctx))) === 'noSuchBucket') fail('NoSuchBucket');
   return new Response(null, { status: 200 });
 }
 
@@ -105,7 +105,7 @@ export async function putBucketVersioning(ctx: Context): Promise<Response> {
   const doc = parseXml(await readXmlBody(ctx, limits.smallXmlBodyBytes, false), 'VersioningConfiguration');
   const status = childText(doc, 'Status')?.trim();
   if (status !== 'Enabled' && status !== 'Suspended') return fail('MalformedXML', 'Status must be Enabled or Suspended.');
-  if ((await ctx.store.setBucketVersioning(ctx.bucket, status)) === 'noSuchBucket') fail('NoSuchBucket');
+  if ((await ctx.store.putBucketVersioning(ctx.bucket, status)) === 'noSuchBucket') fail('NoSuchBucket');
   return new Response(null, { status: 200 });
 }
 
@@ -115,11 +115,11 @@ export async function getBucketVersioning(ctx: Context): Promise<Response> {
   return xmlResponse({ VersioningConfiguration: bucket.versioning ? { Status: bucket.versioning } : '' });
 }
 
-export async function listVersions(ctx: Context): Promise<Response> {
+export async function listObjectVersions(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
   const { prefix, marker, maxKeys } = listingPage(ctx);
   const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
-  const { versions, truncated } = await ctx.store.listVersions(ctx.bucket, { prefix, marker, versionIdMarker, maxKeys });
+  const { versions, truncated } = await ctx.store.listObjectVersions(ctx.bucket, { prefix, marker, versionIdMarker, maxKeys });
   const id = (v: { object: { versionId?: number } }) => (v.object.versionId === undefined ? 'null' : String(v.object.versionId));
   const result: Record<string, unknown> = {
     Name: ctx.bucket, Prefix: prefix, Marker: marker, VersionIdMarker: versionIdMarker, MaxKeys: maxKeys, IsTruncated: truncated,

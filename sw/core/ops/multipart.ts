@@ -1,4 +1,4 @@
-// Multipart upload (spec "Multipart upload", contract section 6): Initiate, Upload Part,
+// Multipart upload (docs/protocol.md, "Multipart uploads"): Initiate, Upload Part,
 // Complete, Abort, List Parts, List Multipart Uploads.
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
@@ -40,7 +40,7 @@ const owner = async (ctx: Context, bucket: BucketRecord) => {
   return { ID: bucket.owner, DisplayName: account?.displayName ?? bucket.owner };
 };
 
-export async function initiateUpload(ctx: Context): Promise<Response> {
+export async function createMultipartUpload(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
   checkKeyLength(ctx.key, 'KeyTooLong');
   declaredLength(ctx, true);
@@ -52,7 +52,7 @@ export async function initiateUpload(ctx: Context): Promise<Response> {
     initiated: ctx.now(),
     ...headers,
   };
-  if ((await ctx.store.createUpload(upload)) === 'noSuchBucket') fail('NoSuchBucket');
+  if ((await ctx.store.createMultipartUpload(upload)) === 'noSuchBucket') fail('NoSuchBucket');
   return xmlResponse({ InitiateMultipartUploadResult: { Bucket: ctx.bucket, Key: ctx.key, UploadId: upload.uploadId } });
 }
 
@@ -68,7 +68,7 @@ export async function uploadPart(ctx: Context): Promise<Response> {
   const partNumber = partNumberOf(ctx);
   const upload = await uploadOf(ctx);
   const body = await readBody(ctx, { max: limits.partBytes, tooLarge: 'EntityTooLarge', requireLength: true });
-  const stored = await ctx.store.putPart(
+  const stored = await ctx.store.uploadPart(
     { uploadId: upload.uploadId, partNumber, etag: body.md5, size: body.size, lastModified: ctx.now() },
     body.blob,
   );
@@ -77,7 +77,7 @@ export async function uploadPart(ctx: Context): Promise<Response> {
   return new Response(null, { status: 200, headers: { etag: quoteEtag(body.md5) } });
 }
 
-/** The part list of a Complete body, in the contract's check order up to InvalidPartOrder. */
+/** The part list of a Complete body, in the check order of docs/protocol.md, "Multipart rules", up to InvalidPartOrder. */
 function partList(xml: string): { partNumber: number; etag: string }[] {
   const doc = parseXml(xml, 'CompleteMultipartUpload');
   const parts = children(doc, 'Part').map((p) => {
@@ -95,7 +95,7 @@ function partList(xml: string): { partNumber: number; etag: string }[] {
   return parts;
 }
 
-export async function completeUpload(ctx: Context): Promise<Response> {
+export async function completeMultipartUpload(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
   const upload = await uploadOf(ctx);
   const objectMd5 = ctx.req.headers.get('x-svc-object-md5')?.trim();
@@ -108,7 +108,7 @@ export async function completeUpload(ctx: Context): Promise<Response> {
   for (const [name, value] of objectHeadersFrom(ctx.req.headers).meta) meta.set(name, value);
   checkMetadataSize([...meta]);
   const etag = (await md5OfText(parts.map((p) => p.etag + '-').join(''))) + '-1';
-  const made = await ctx.store.completeUpload(upload.uploadId, parts, {
+  const made = await ctx.store.completeMultipartUpload(upload.uploadId, parts, {
     bucket: ctx.bucket,
     key: ctx.key,
     etag,
@@ -134,10 +134,10 @@ export async function completeUpload(ctx: Context): Promise<Response> {
   }, 200, made.versionId === undefined ? {} : { 'x-svc-version-id': writtenHeaders(made)['x-svc-version-id']! });
 }
 
-export async function abortUpload(ctx: Context): Promise<Response> {
+export async function abortMultipartUpload(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
   const upload = await uploadOf(ctx);
-  if ((await ctx.store.abortUpload(upload.uploadId)) === 'noSuchUpload') fail('NoSuchUpload');
+  if ((await ctx.store.abortMultipartUpload(upload.uploadId)) === 'noSuchUpload') fail('NoSuchUpload');
   return new Response(null, { status: 204 });
 }
 
@@ -165,13 +165,13 @@ export async function listParts(ctx: Context): Promise<Response> {
   });
 }
 
-export async function listUploads(ctx: Context): Promise<Response> {
+export async function listMultipartUploads(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   const maxUploads = intParam(ctx, 'max-uploads', limits.maxUploadsMax, limits.maxUploadsMax);
   const prefix = ctx.query.get('prefix') ?? '';
   const keyMarker = ctx.query.get('key-marker') ?? '';
   const uploadIdMarker = ctx.query.get('upload-id-marker') ?? '';
-  const { uploads, truncated } = await ctx.store.listUploads(ctx.bucket, { prefix, keyMarker, uploadIdMarker, maxUploads });
+  const { uploads, truncated } = await ctx.store.listMultipartUploads(ctx.bucket, { prefix, keyMarker, uploadIdMarker, maxUploads });
   const who = await owner(ctx, bucket);
   const last = uploads.at(-1);
   return xmlResponse({

@@ -160,7 +160,8 @@ export async function putObject(ctx: Context): Promise<Response> {
 
 export async function deleteObject(ctx: Context): Promise<Response> {
   await ownedBucket(ctx);
-  if ((await ctx.store.deleteObject(ctx.bucket, ctx.key)) === 'noSuchKey') fail('NoSuchKey');
+  // A bucket deleted since ownedBucket() read it holds no key either.
+  if ((await ctx.store.deleteObject(ctx.bucket, ctx.key)) !== 'ok') fail('NoSuchKey');
   return new Response(null, { status: 200 });
 }
 
@@ -257,8 +258,8 @@ export async function putObjectMeta(ctx: Context): Promise<Response> {
   const headers = objectHeadersFrom(ctx.req.headers, true);
   // The request has no payload of its own; a Content-MD5, if sent, must still match what came.
   await readBody(ctx, { max: limits.smallXmlBodyBytes, tooLarge: 'EntityTooLarge', requireLength: false });
-  const result = await ctx.store.replaceObjectHeaders(ctx.bucket, ctx.key, headers, ctx.now());
-  // Spec: a missing object is a bare 404, without an error code.
+  const result = await ctx.store.putObjectMeta(ctx.bucket, ctx.key, headers, ctx.now());
+  // A missing object is a bare 404, without an error code (docs/protocol.md, "Errors").
   if (result === 'noSuchKey') return new Response(null, { status: 404 });
   return new Response(null, { status: 200 });
 }

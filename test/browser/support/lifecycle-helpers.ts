@@ -8,7 +8,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 /** What the init script puts on `window.__lc` in every page of the context. */
 export interface PageLc {
   /**
-   * fetch() signed as root (contract section 2). A Blob body goes out as is, without a type; a
+   * fetch() signed as root (docs/protocol.md, "Signing"). A Blob body goes out as is, without a type; a
    * ReadableStream body is streamed (duplex: 'half'), so the page decides when each byte is sent.
    */
   req(method: string, url: string, init?: { headers?: Record<string, string>; body?: Blob | string | ReadableStream<Uint8Array> }): Promise<Response>;

@@ -1,5 +1,5 @@
 // A page controlled by the real worker, and the browser runner for conformance steps: the steps are
-// signed inside the page with WebCrypto (written here from contract section 2, independently of the
+// signed inside the page with WebCrypto (written here from docs/protocol.md, "Signing", independently of the
 // service and of the Node test signer) and sent with fetch, so the worker answers them.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { bodyText, PAGE_ORIGIN, type Step } from '../../cases/types.ts';
