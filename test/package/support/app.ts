@@ -23,10 +23,18 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * The environment of a developer's shell: without what the test runner sets (NODE_ENV=test would
+ * make `vite build` a development build, VITEST_* would leak into the app's own tooling).
+ */
+export function shellEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV' && !name.startsWith('VITEST') && name !== 'TEST'));
+}
+
 /** Runs a command in the app; rejects with its output when it fails. */
-export async function run(dir: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+export async function run(dir: string, command: string, args: string[]): Promise<string> {
   try {
-    const { stdout, stderr } = await exec(command, args, { cwd: dir, env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await exec(command, args, { cwd: dir, env: shellEnv(), maxBuffer: 64 * 1024 * 1024 });
     return stdout + stderr;
   } catch (e) {
     const { stdout = '', stderr = '' } = e as { stdout?: string; stderr?: string };
@@ -59,7 +67,7 @@ export async function serveApp(dir: string, command: 'preview' | 'dev', args: st
   const port = await freePort();
   const vite = join(dir, 'node_modules', 'vite', 'bin', 'vite.js');
   const argv = command === 'dev' ? [vite, '--port', String(port), '--strictPort', ...args] : [vite, 'preview', '--port', String(port), '--strictPort', ...args];
-  const child: ChildProcess = spawn(process.execPath, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, argv, { cwd: dir, env: shellEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
