@@ -1,7 +1,7 @@
 // `swbucket init <publicDir>`: copy the prebuilt worker (sw.js) and the console (swbucket/) into
 // an app's static folder. Re-running replaces earlier copies, and never a file that is not ours.
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { CONSOLE_MARKER, WORKER_BANNER, packageFiles } from './files.ts';
 
 export interface InitOptions {
@@ -42,7 +42,7 @@ export function init(publicDir: string, o: InitOptions = {}): InitResult {
     rmSync(target, { recursive: true, force: true });
     cpSync(files.console, target, { recursive: true });
     writeFileSync(join(target, CONSOLE_MARKER), `swbucket ${files.version}: \`npx swbucket init\` replaces this folder.\n`);
-    written.push(target + '/');
+    written.push(target + sep);
   }
-  return { version: files.version, written: written.map((p) => relative(process.cwd(), p) || p) };
+  return { version: files.version, written: written.map((p) => relative(process.cwd(), p) + (p.endsWith(sep) ? sep : '')) };
 }

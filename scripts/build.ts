@@ -45,7 +45,7 @@ async function library(): Promise<void> {
   chmodSync(cli, 0o755);
 }
 
-async function console_(): Promise<void> {
+async function consoleApp(): Promise<void> {
   await vite({
     configFile: false,
     root: root + 'src/console',
@@ -65,7 +65,7 @@ mkdirSync(dist, { recursive: true });
 await Promise.all([
   library(),
   bundleServiceWorker({ minify: true, version }).then((code) => writeFileSync(dist + 'sw.js', code)),
-  console_(),
+  consoleApp(),
 ]);
 types();
 console.log(`swbucket ${version}: dist/ built`);

@@ -6,7 +6,7 @@ import { createHandler, type Handle } from './core/handler.ts';
 import { SvcError, errorResponse } from './core/errors.ts';
 import { openIdbStore } from './store/idb.ts';
 import { createRequestLog } from './log/ring.ts';
-import { DEFAULT_ENDPOINT, DEFAULT_MOUNT_PATH, HELLO_PATH, instanceNames, type WorkerHello } from '../protocol/instance.ts';
+import { DEFAULT_ENDPOINT, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, instanceNames, type WorkerHello } from '../protocol/instance.ts';
 import { VERSION } from '../protocol/version.ts';
 
 export type { WorkerHello };
@@ -48,13 +48,14 @@ function normalizeMount(mount: string, scope: URL): string {
 }
 
 export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHandler {
-  const names = instanceNames(options.name);
+  const name = options.name ?? DEFAULT_NAME;
+  const names = instanceNames(name);
   const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).toLowerCase();
   const scope = new URL(self.registration?.scope ?? new URL('/', self.location.href).href);
   const mount = normalizeMount(options.mount ?? DEFAULT_MOUNT_PATH, scope);
   const mountRoot = mount.slice(0, -1);
   const helloUrl = new URL(HELLO_PATH, scope);
-  const hello: WorkerHello = { swbucket: VERSION, endpoint, mount, name: options.name ?? names.database };
+  const hello: WorkerHello = { swbucket: VERSION, endpoint, mount, name };
   const log = options.log === false ? null : createRequestLog({ database: names.logDatabase, channel: names.logChannel });
   let handle: Promise<Handle> | null = null;
 

@@ -109,11 +109,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const ownScript = new URL(options.scriptUrl ?? 'sw.js', document.baseURI);
   const scope = new URL(options.scope ?? './', ownScript).href;
 
+  // The registration that would control the scope now: the one with the longest scope above it.
   const found = await navigator.serviceWorker.getRegistration(scope);
-  const existing = found?.scope === scope ? activeScript(found) : null;
+  const existing = found ? activeScript(found) : null;
   let registration: ServiceWorkerRegistration;
   if (found && existing !== null && pathOf(existing) !== ownScript.pathname) {
-    // The scope belongs to another worker: the app's own. Registering ours would replace it.
+    // It runs another worker: the app's own. Registering ours would replace it, or take its pages.
     registration = found;
   } else if (options.register !== false) {
     for (const [param, value] of [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name]] as const) {
