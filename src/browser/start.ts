@@ -86,6 +86,32 @@ function activeScript(reg: ServiceWorkerRegistration): string | null {
   return (reg.active ?? reg.waiting ?? reg.installing)?.scriptURL ?? null;
 }
 
+/** Resolves once the registration's active worker has finished activating. */
+function activated(registration: ServiceWorkerRegistration): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (registration.active?.state === 'activated') resolve();
+    };
+    for (const worker of [registration.installing, registration.waiting, registration.active]) worker?.addEventListener('statechange', check);
+    registration.addEventListener('updatefound', () => registration.installing?.addEventListener('statechange', check));
+    check();
+  });
+}
+
+/** How long a claim may trail the worker's activation before the page counts as left out. */
+const CLAIM_GRACE_MS = 500;
+
+/**
+ * Waits for the worker to control the page: a new worker claims open pages as it activates.
+ * False when it is active and still does not control the page (a hard reload, or no claim).
+ */
+async function controlled(registration: ServiceWorkerRegistration, timeoutMs: number): Promise<boolean> {
+  const changed = controllerChange();
+  await withTimeout(Promise.race([changed, activated(registration)]), timeoutMs, 'the service worker to activate');
+  if (navigator.serviceWorker.controller) return true;
+  return Promise.race([changed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLAIM_GRACE_MS))]);
+}
+
 /** Asks the controlling worker who it is; null when the answer is not a swbucket worker's. */
 async function hello(scope: string): Promise<WorkerHello | null> {
   try {
@@ -113,6 +139,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const found = await navigator.serviceWorker.getRegistration(scope);
   const existing = found ? activeScript(found) : null;
   let registration: ServiceWorkerRegistration;
+  let registered = false;
   if (found && existing !== null && pathOf(existing) !== ownScript.pathname) {
     // It runs another worker: the app's own. Registering ours would replace it, or take its pages.
     registration = found;
@@ -122,6 +149,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     }
     try {
       registration = await navigator.serviceWorker.register(ownScript.href, { scope, updateViaCache: 'none' });
+      registered = true;
     } catch (e) {
       throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`
         + (/MIME|404|fetch/i.test(String(e)) ? ' Is the file there? `npx swbucket init <publicDir>` copies it into your app, or use the swbucket/vite plugin.' : ''));
@@ -134,15 +162,21 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     });
   }
 
-  if (!navigator.serviceWorker.controller) {
-    if (registration.active && !sessionStorage.getItem(RELOAD_GUARD)) {
-      // A hard reload leaves the page uncontrolled although the worker is active: reload once.
+  if (navigator.serviceWorker.controller && (registration.installing || registration.waiting) && registered) {
+    // swbucket's worker is being replaced (new options in its URL, or a new build): it takes over
+    // at once, so wait for it rather than ask the one on its way out.
+    await withTimeout(controllerChange(), timeoutMs, 'the updated service worker');
+  }
+  if (!navigator.serviceWorker.controller && !(await controlled(registration, timeoutMs))) {
+    if (!sessionStorage.getItem(RELOAD_GUARD)) {
+      // An active worker that does not control the page: after a hard reload (which bypasses
+      // workers), or a worker that does not claim open pages. A reload puts the page under it.
       sessionStorage.setItem(RELOAD_GUARD, '1');
       location.reload();
       return new Promise<never>(() => {});
     }
-    // First visit: the new worker claims this page when it activates.
-    await withTimeout(controllerChange(), timeoutMs, 'the service worker to take control');
+    throw new ServiceStartError('timeout', `The service worker ${pathOf(activeScript(registration) ?? ownScript.href)} is active but does not `
+      + 'control this page, even after a reload. If it is your own worker, have it call clients.claim() when it activates.');
   }
   sessionStorage.removeItem(RELOAD_GUARD);
 
