@@ -1,20 +1,40 @@
 // The `swbucket` command: `init` puts the worker and the console into an app, `serve` runs the
 // HTTP server.
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { init, InitError } from './init.ts';
 import { startServer } from './server.ts';
 import { VERSION } from '../protocol/version.ts';
 
+const USAGE = {
+  init: `  swbucket init <publicDir> [--no-console] [--no-worker] [--force]
+      Copy the service worker (<publicDir>/sw.js) and the console (<publicDir>/swbucket/)
+      into your app's static folder (Vite: public). Run it again after upgrading swbucket.
+      --no-worker: only the console (your own worker composes swbucket/sw); --no-console: only
+      the worker; --force: replace files that are not swbucket's.`,
+  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--endpoint svc.localhost]
+      The same service as an HTTP server in Node (data in memory). PORT also sets the port.`,
+};
+
 const HELP = `swbucket ${VERSION}: object storage in the browser
 
 Usage:
-  swbucket init <publicDir> [--no-console] [--no-worker] [--force]
-      Copy the service worker (<publicDir>/sw.js) and the console (<publicDir>/swbucket/)
-      into your app's static folder (Vite: public). Run it again after upgrading swbucket.
-  swbucket serve [--port 9000] [--host 127.0.0.1] [--endpoint svc.localhost]
-      The same service as an HTTP server in Node (data in memory). PORT also sets the port.
+${USAGE.init}
+${USAGE.serve}
   swbucket --version | --help
 `;
+
+/** The command's options, or its usage on --help and on anything it does not take. */
+function parse<T extends ParseArgsConfig>(command: keyof typeof USAGE, config: T): ReturnType<typeof parseArgs<T>> {
+  if (config.args?.includes('--help') || config.args?.includes('-h')) {
+    console.log(`Usage:\n${USAGE[command]}`);
+    process.exit(0);
+  }
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    return fail(`${e instanceof Error ? e.message : e}\n\nUsage:\n${USAGE[command]}`);
+  }
+}
 
 function fail(message: string, code = 2): never {
   console.error(`swbucket: ${message}`);
@@ -22,13 +42,13 @@ function fail(message: string, code = 2): never {
 }
 
 function runInit(args: string[]): void {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parse('init', {
     args,
     allowPositionals: true,
     options: { 'no-console': { type: 'boolean' }, 'no-worker': { type: 'boolean' }, force: { type: 'boolean' } },
   });
   const [publicDir, ...extra] = positionals;
-  if (!publicDir || extra.length > 0) fail('init takes one folder: swbucket init <publicDir> (for Vite: swbucket init public)');
+  if (!publicDir || extra.length > 0) fail(`init takes one folder (for Vite: swbucket init public)\n\nUsage:\n${USAGE.init}`);
   try {
     const r = init(publicDir, { console: !values['no-console'], worker: !values['no-worker'], force: values.force === true });
     console.log(`swbucket ${r.version}:`);
@@ -47,7 +67,7 @@ Then store and read objects with swbucket/client (see the README). ${values['no-
 }
 
 async function runServe(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' } } });
+  const { values } = parse('serve', { args, options: { port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' } } });
   const portText = values.port ?? process.env.PORT ?? '9000';
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) fail(`invalid port "${portText}"`);

@@ -22,27 +22,29 @@ export class InitError extends Error {}
 
 export function init(publicDir: string, o: InitOptions = {}): InitResult {
   const files = packageFiles();
-  const written: string[] = [];
+  const worker = o.worker === false ? null : join(publicDir, 'sw.js');
+  const consoleDir = o.console === false ? null : join(publicDir, 'swbucket');
+  // Every refusal before anything is written, so a refused init leaves the folder as it was.
+  if (worker && existsSync(worker) && !o.force && !readFileSync(worker, 'utf8').startsWith(WORKER_BANNER)) {
+    throw new InitError(`${worker} exists and is not swbucket's worker (your app's own?). swbucket leaves it alone.\n`
+      + '  If your app has its own service worker, compose swbucket into it with createFetchHandler() from swbucket/sw\n'
+      + `  (README: "An app with its own service worker") and run \`swbucket init ${publicDir} --no-worker\` for the console;\n`
+      + '  to replace the file anyway, add --force.');
+  }
+  if (consoleDir && existsSync(consoleDir) && !o.force && !existsSync(join(consoleDir, CONSOLE_MARKER))) {
+    throw new InitError(`${consoleDir} exists and is not swbucket's console. swbucket leaves it alone: move it, add --no-console, or --force.`);
+  }
   mkdirSync(publicDir, { recursive: true });
-  if (o.worker !== false) {
-    const target = join(publicDir, 'sw.js');
-    if (existsSync(target) && !o.force && !readFileSync(target, 'utf8').startsWith(WORKER_BANNER)) {
-      throw new InitError(`${target} exists and is not swbucket's worker (your app's own?). swbucket leaves it alone.\n`
-        + '  If your app has its own service worker, compose swbucket into it (README: "An app with its own service worker")\n'
-        + '  and run `swbucket init --no-worker`; to replace the file anyway, add --force.');
-    }
-    cpSync(files.worker, target);
-    written.push(target);
+  const written: string[] = [];
+  if (worker) {
+    cpSync(files.worker, worker);
+    written.push(relative(process.cwd(), worker));
   }
-  if (o.console !== false) {
-    const target = join(publicDir, 'swbucket');
-    if (existsSync(target) && !o.force && !existsSync(join(target, CONSOLE_MARKER))) {
-      throw new InitError(`${target} exists and is not swbucket's console. swbucket leaves it alone: move it, add --no-console, or --force.`);
-    }
-    rmSync(target, { recursive: true, force: true });
-    cpSync(files.console, target, { recursive: true });
-    writeFileSync(join(target, CONSOLE_MARKER), `swbucket ${files.version}: \`npx swbucket init\` replaces this folder.\n`);
-    written.push(target + sep);
+  if (consoleDir) {
+    rmSync(consoleDir, { recursive: true, force: true });
+    cpSync(files.console, consoleDir, { recursive: true });
+    writeFileSync(join(consoleDir, CONSOLE_MARKER), `swbucket ${files.version}: \`npx swbucket init\` replaces this folder.\n`);
+    written.push(relative(process.cwd(), consoleDir) + sep);
   }
-  return { version: files.version, written: written.map((p) => relative(process.cwd(), p) + (p.endsWith(sep) ? sep : '')) };
+  return { version: files.version, written };
 }

@@ -3,6 +3,7 @@
 // app, so upgrading swbucket upgrades both.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
+import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'vite';
 import { packageFiles } from './files.ts';
 
@@ -33,6 +34,16 @@ export function swbucket(options: SwbucketPluginOptions = {}): Plugin {
     for (const file of filesUnder(files.console)) served.set('swbucket/' + relative(files.console, file).split(sep).join('/'), file);
   }
   let base = '/';
+  /** The request's path below the app's base, or null when it is not under the base. */
+  const withinBase = (url: string | undefined): string | null => {
+    const path = (url ?? '').split('?')[0]!;
+    return path.startsWith(base) ? path.slice(base.length) : null;
+  };
+  const redirect = (res: ServerResponse) => {
+    res.statusCode = 301;
+    res.setHeader('location', base + 'swbucket/');
+    res.end();
+  };
   return {
     name: 'swbucket',
     configResolved(config) {
@@ -40,20 +51,18 @@ export function swbucket(options: SwbucketPluginOptions = {}): Plugin {
     },
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
-        const path = (req.url ?? '').split('?')[0]!;
-        // The dev server may hand middlewares the URL with or without its base.
-        const within = path.startsWith(base) ? path.slice(base.length) : path.slice(1);
-        const file = served.get(within === 'swbucket' || within === 'swbucket/' ? 'swbucket/index.html' : within);
+        const within = withinBase(req.url);
+        if (within === 'swbucket' && served.has('swbucket/index.html')) return redirect(res);
+        const file = served.get(within === 'swbucket/' ? 'swbucket/index.html' : within ?? '');
         if (!file) return next();
-        if (within === 'swbucket') {
-          res.statusCode = 301;
-          res.setHeader('location', base + 'swbucket/');
-          return res.end();
-        }
         res.setHeader('content-type', TYPES[extname(file)] ?? 'application/octet-stream');
         res.setHeader('cache-control', 'no-cache');
         res.end(readFileSync(file));
       });
+    },
+    configurePreviewServer(server) {
+      // The build holds the files; only the folder's name without its slash needs sending on.
+      server.middlewares.use((req, res, next) => (withinBase(req.url) === 'swbucket' && served.has('swbucket/index.html') ? redirect(res) : next()));
     },
     generateBundle() {
       for (const [fileName, file] of served) this.emitFile({ type: 'asset', fileName, source: readFileSync(file) });

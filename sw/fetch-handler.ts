@@ -56,7 +56,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   const mountRoot = mount.slice(0, -1);
   const helloUrl = new URL(HELLO_PATH, scope);
   const hello: WorkerHello = { swbucket: VERSION, endpoint, mount, name };
-  const log = options.log === false ? null : createRequestLog({ database: names.logDatabase, channel: names.logChannel });
+  const log = options.log === false ? null : createRequestLog({ indexedDB: self.indexedDB, database: names.logDatabase, channel: names.logChannel });
   let handle: Promise<Handle> | null = null;
 
   // Opened on the first request and kept while the worker lives; a failed open is tried again.
