@@ -124,6 +124,47 @@ async function hello(scope: string): Promise<WorkerHello | null> {
   }
 }
 
+/**
+ * The registration to use: the one that would control the scope when it runs another worker (the
+ * app's own, never replaced), else swbucket's own, registered — unless `register: false`, which
+ * waits for whatever the app registers.
+ */
+async function registrationFor(
+  ownScript: URL, scope: string, options: StartOptions, timeoutMs: number,
+): Promise<{ registration: ServiceWorkerRegistration; registered: boolean }> {
+  // The registration that would control the scope now: the one with the longest scope above it.
+  const found = await navigator.serviceWorker.getRegistration(scope);
+  const existing = found ? activeScript(found) : null;
+  if (found && existing !== null && pathOf(existing) !== ownScript.pathname) return { registration: found, registered: false };
+  if (options.register === false) {
+    // The app registers its worker itself, perhaps at this very moment.
+    const registration = await withTimeout(navigator.serviceWorker.ready, timeoutMs, 'a service worker').catch(() => {
+      throw new ServiceStartError('no-worker', 'No service worker is registered for this page. Register your worker before calling '
+        + 'startService({ register: false }), or leave `register` on so that swbucket registers its own sw.js.');
+    });
+    return { registration, registered: false };
+  }
+  for (const [param, value] of [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name]] as const) {
+    if (value !== undefined) ownScript.searchParams.set(param, value);
+  }
+  try {
+    return { registration: await navigator.serviceWorker.register(ownScript.href, { scope, updateViaCache: 'none' }), registered: true };
+  } catch (e) {
+    throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`
+      + (/MIME|404|fetch/i.test(String(e)) ? ' Is the file there? `npx swbucket init <publicDir>` copies it into your app, or use the swbucket/vite plugin.' : ''));
+  }
+}
+
+/** A service URL (the service host or a bucket host) turned into the same URL on this page's mount. */
+function mountUrlFor({ endpoint, mount }: WorkerHello): (url: string) => string {
+  return (input) => {
+    const url = new URL(input);
+    const bucket = url.hostname.endsWith('.' + endpoint) ? url.hostname.slice(0, -endpoint.length - 1) : null;
+    if (bucket === null && url.hostname !== endpoint) throw new TypeError(`${input} is not a URL of the service at ${endpoint}.`);
+    return `${location.origin}${mount}${bucket === null ? '' : bucket + '/'}${url.pathname.slice(1)}${url.search}`;
+  };
+}
+
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   if (!('serviceWorker' in navigator)) {
@@ -135,32 +176,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const ownScript = new URL(options.scriptUrl ?? 'sw.js', document.baseURI);
   const scope = new URL(options.scope ?? './', ownScript).href;
 
-  // The registration that would control the scope now: the one with the longest scope above it.
-  const found = await navigator.serviceWorker.getRegistration(scope);
-  const existing = found ? activeScript(found) : null;
-  let registration: ServiceWorkerRegistration;
-  let registered = false;
-  if (found && existing !== null && pathOf(existing) !== ownScript.pathname) {
-    // It runs another worker: the app's own. Registering ours would replace it, or take its pages.
-    registration = found;
-  } else if (options.register !== false) {
-    for (const [param, value] of [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name]] as const) {
-      if (value !== undefined) ownScript.searchParams.set(param, value);
-    }
-    try {
-      registration = await navigator.serviceWorker.register(ownScript.href, { scope, updateViaCache: 'none' });
-      registered = true;
-    } catch (e) {
-      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`
-        + (/MIME|404|fetch/i.test(String(e)) ? ' Is the file there? `npx swbucket init <publicDir>` copies it into your app, or use the swbucket/vite plugin.' : ''));
-    }
-  } else {
-    // The app registers its worker itself, perhaps at this very moment.
-    registration = await withTimeout(navigator.serviceWorker.ready, timeoutMs, 'a service worker').catch(() => {
-      throw new ServiceStartError('no-worker', 'No service worker is registered for this page. Register your worker before calling '
-        + 'startService({ register: false }), or leave `register` on so that swbucket registers its own sw.js.');
-    });
-  }
+  const { registration, registered } = await registrationFor(ownScript, scope, options, timeoutMs);
 
   if (navigator.serviceWorker.controller && (registration.installing || registration.waiting) && registered) {
     // swbucket's worker is being replaced (new options in its URL, or a new build): it takes over
@@ -211,12 +227,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         + 'Pass the same options to the worker (createFetchHandler) and to startService.');
     }
   }
-  const { endpoint, mount: mountPath } = info;
-  const mountUrl = (input: string): string => {
-    const url = new URL(input);
-    const bucket = url.hostname.endsWith('.' + endpoint) ? url.hostname.slice(0, -endpoint.length - 1) : null;
-    if (bucket === null && url.hostname !== endpoint) throw new TypeError(`${input} is not a URL of the service at ${endpoint}.`);
-    return `${location.origin}${mountPath}${bucket === null ? '' : bucket + '/'}${url.pathname.slice(1)}${url.search}`;
+  return {
+    endpoint: info.endpoint, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready,
+    mountUrl: mountUrlFor(info),
   };
-  return { endpoint, mount: mountPath, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready, mountUrl };
 }

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from '../browser/support/chromium.ts';
-import { VITE_VERSION, npmInstall, run, serveApp, tempDir, writeFiles, type Served } from './support/app.ts';
+import { TYPESCRIPT_VERSION, VITE_VERSION, npmInstall, run, serveApp, tempDir, writeFiles, type Served } from './support/app.ts';
 
 const APP = {
   'package.json': JSON.stringify({ name: 'fresh-app', private: true, type: 'module' }),
@@ -45,6 +45,31 @@ const s3 = createClient({ endpoint: 'http://svc.localhost' });
 window.put = (b, k, body) => s3.putObject(b, k, body);
 `,
   'vite.client-only.config.js': `export default { build: { outDir: 'dist-client', rollupOptions: { input: 'client-only.html' } } };\n`,
+  // TypeScript in the app sees the package's declarations: strict, its libraries checked too.
+  'types-check.ts': `
+import { createClient, SvcClientError, type Client, type ObjectSummary } from 'swbucket/client';
+import { startService, ServiceStartError, type RunningService } from 'swbucket/browser';
+import { createFetchHandler, type FetchHandler } from 'swbucket/sw';
+import * as root from 'swbucket';
+
+const client: Client = createClient({ endpoint: 'http://svc.localhost', pathStyle: false });
+export async function use(): Promise<ObjectSummary[]> {
+  const service: RunningService = await startService({ name: 'x' });
+  const link: string = service.mountUrl(await client.presign('b', 'k'));
+  const handler: FetchHandler = createFetchHandler({ endpoint: 'svc.localhost' });
+  const claimed: boolean = handler.claims(link);
+  try { await client.getObject('b', 'k'); } catch (e) { if (e instanceof SvcClientError) console.log(e.code, claimed); }
+  if (root.startService !== startService || !(new ServiceStartError('timeout', 'x') instanceof Error)) throw new Error();
+  // @ts-expect-error: a bucket name is a string
+  await client.putObject(1, 'k', 'v');
+  return (await client.listObjects('b')).objects;
+}
+`,
+  'tsconfig.json': JSON.stringify({ compilerOptions: {
+    strict: true, noEmit: true, module: 'ESNext', moduleResolution: 'Bundler', target: 'ES2022', lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+    types: [], skipLibCheck: false,
+  }, files: ['types-check.ts'] }),
+  'tsconfig.node16.json': JSON.stringify({ extends: './tsconfig.json', compilerOptions: { module: 'Node16', moduleResolution: 'Node16' } }),
 };
 
 let browser: Browser;
@@ -54,7 +79,7 @@ let initOutput: string;
 beforeAll(async () => {
   dir = tempDir('swbucket-fresh-app-');
   writeFiles(dir, APP);
-  await npmInstall(dir, [inject('tarball'), `vite@${VITE_VERSION}`]);
+  await npmInstall(dir, [inject('tarball'), `vite@${VITE_VERSION}`, `typescript@${TYPESCRIPT_VERSION}`]);
   initOutput = await run(dir, 'npx', ['swbucket', 'init', 'public']);
   browser = await launchChromium();
 }, 180_000);
@@ -91,6 +116,12 @@ describe('a fresh Vite app, from the packed tarball', () => {
     }
     for (const serverOnly of ['@hono/node-server', 'fake-indexeddb', 'tsx']) {
       expect(existsSync(join(dir, 'node_modules', serverOnly)), serverOnly).toBe(false);
+    }
+  });
+
+  it('ships JavaScript with declarations that type-check in a strict app (bundler and Node16 resolution)', async () => {
+    for (const config of ['tsconfig.json', 'tsconfig.node16.json']) {
+      await expect(run(dir, 'node', ['node_modules/typescript/bin/tsc', '-p', config]), config).resolves.toBe('');
     }
   });
 

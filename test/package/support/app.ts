@@ -9,8 +9,9 @@ import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
 
-/** The Vite this repo tests with, so the app's install comes from npm's cache. */
+/** The Vite and TypeScript this repo tests with, so the app's install comes from npm's cache. */
 export const VITE_VERSION = (JSON.parse(readFileSync('node_modules/vite/package.json', 'utf8')) as { version: string }).version;
+export const TYPESCRIPT_VERSION = (JSON.parse(readFileSync('node_modules/typescript/package.json', 'utf8')) as { version: string }).version;
 
 export function writeFiles(dir: string, files: Record<string, string>): void {
   for (const [path, text] of Object.entries(files)) {
