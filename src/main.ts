@@ -2,6 +2,6 @@
 import { mount } from 'svelte';
 import './console/console.css';
 import App from './App.svelte';
-import { startService } from './browser/start.ts';
+import { startService } from './browser/index.ts';
 
 mount(App, { target: document.getElementById('app')!, props: { start: () => startService() } });

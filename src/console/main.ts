@@ -4,7 +4,7 @@
 import { mount } from 'svelte';
 import './console.css';
 import App from '../App.svelte';
-import { ServiceStartError, startService } from '../browser/start.ts';
+import { ServiceStartError, startService } from '../browser/index.ts';
 
 async function start() {
   const appBase = new URL('../', location.href).href;

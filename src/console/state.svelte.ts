@@ -2,7 +2,7 @@
 // sign with, the current route, and notices. Views read these runes and call the client; nothing
 // here reaches into the database (the request log aside, which views/Log reads directly).
 import { createClient, type Client } from '../client/index.ts';
-import type { RunningService } from '../browser/start.ts';
+import type { RunningService } from '../browser/index.ts';
 
 export interface Credentials {
   accessKeyId: string;
