@@ -48,6 +48,17 @@ export default defineConfig({
         },
       },
       {
+        // Attacks that must keep failing: hostile input over HTTP and to the handler.
+        extends: true,
+        test: {
+          name: 'hostile',
+          include: ['test/hostile/**/*.test.ts'],
+          setupFiles: ['test/support/setup.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+        },
+      },
+      {
         // Real Chromium against the built site: one file at a time, each with its own browser.
         extends: true,
         test: {

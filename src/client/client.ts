@@ -13,6 +13,8 @@ import type {
 
 type Node = Record<string, unknown>;
 const parseXml = async (text: string): Promise<unknown> => (await import('./xml.ts')).parseXml(text);
+/** Text for an XML request body; a CR as &#13;, since a parser reads a literal one as LF. */
+const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r/g, '&#13;');
 const node = (v: unknown): Node => (typeof v === 'object' && v !== null ? (v as Node) : {});
 const list = (v: unknown): Node[] => (Array.isArray(v) ? v.map(node) : v === undefined ? [] : [node(v)]);
 const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : String(v));
@@ -274,7 +276,6 @@ export function createClient(options: ClientOptions = {}): Client {
       await request('DELETE', { bucket, key });
     },
     async deleteObjects(bucket: string, objects: (string | { key: string; versionId?: number })[], o: { quiet?: boolean } = {}): Promise<DeleteObjectsResult> {
-      const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
       const items = objects.map((x) => (typeof x === 'string' ? { key: x } : x)).map((x) =>
         `<Object><Key>${esc(x.key)}</Key>${x.versionId !== undefined ? `<VersionId>${x.versionId}</VersionId>` : ''}</Object>`);
       const body = new Blob([`<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>${o.quiet === true}</Quiet>${items.join('')}</Delete>`]);
@@ -383,7 +384,6 @@ export function createClient(options: ClientOptions = {}): Client {
 
     // ---- accounts (the emulator's administration; root only) ----
     async putAccount(accessKeyId: string, o: { secretAccessKey?: string; displayName?: string; quotaBytes?: number }): Promise<void> {
-      const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
       const body = '<Account>'
         + (o.secretAccessKey !== undefined ? `<SecretAccessKey>${esc(o.secretAccessKey)}</SecretAccessKey>` : '')
         + (o.displayName !== undefined ? `<DisplayName>${esc(o.displayName)}</DisplayName>` : '')

@@ -6,7 +6,8 @@ const parser = new XMLParser({
   ignoreAttributes: true,
   parseTagValue: false,
   processEntities: true,
-  htmlEntities: false,
+  // Also decodes numeric references: the service writes a CR in a key as &#13;.
+  htmlEntities: true,
   isArray: (name) => ['Contents', 'CommonPrefixes', 'Bucket', 'Version', 'Part', 'Upload', 'Account', 'Deleted', 'Error'].includes(name),
 });
 

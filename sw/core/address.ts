@@ -20,9 +20,46 @@ function decode(raw: string): string {
   }
 }
 
+/**
+ * A character no XML 1.0 document can carry: C0 controls but tab, LF and CR; U+FFFE, U+FFFF; a lone
+ * surrogate. A key or list parameter holding one could never be listed or echoed in well-formed XML.
+ */
+const NOT_XML_TEXT = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function xmlText(text: string, what: string): string {
+  const bad = NOT_XML_TEXT.exec(text);
+  if (bad) {
+    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    throw new SvcError('InvalidArgument', `The ${what} holds U+${code}, a character XML cannot carry.`);
+  }
+  return text;
+}
+
 function bucketTarget(bucket: string, rawKey: string): Target {
   if (!isValidBucketName(bucket)) throw new SvcError('InvalidBucketName', `The bucket name "${bucket}" is not valid.`);
-  return rawKey === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key: decode(rawKey) };
+  return rawKey === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key: xmlText(decode(rawKey), 'key') };
+}
+
+/** The query parameters that listings echo in XML. */
+const LISTING_PARAMS = new Set(['prefix', 'marker', 'delimiter', 'key-marker']);
+
+/**
+ * Refuses listing parameters that are not valid percent-encoded UTF-8 (URLSearchParams would turn
+ * them into U+FFFD without a word) or that hold a character XML cannot carry.
+ */
+export function checkListingParams(url: URL): void {
+  for (const pair of url.search.slice(1).split('&')) {
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    if (!LISTING_PARAMS.has(name) || eq < 0) continue;
+    let value: string;
+    try {
+      value = decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      throw new SvcError('InvalidArgument', `The ${name} parameter is not valid percent-encoded UTF-8.`);
+    }
+    xmlText(value, `${name} parameter`);
+  }
 }
 
 /** `/{bucket}/{key}` on the service host. */

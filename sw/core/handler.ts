@@ -1,6 +1,6 @@
 // handle(request) → response: the whole service as one runtime-neutral function over a Store.
 // The service worker, the HTTP server and the tests are thin adapters around it.
-import { resolveAddress } from './address.ts';
+import { checkListingParams, resolveAddress } from './address.ts';
 import type { Target } from '../../protocol/address.ts';
 import { authenticate } from './auth.ts';
 import { SvcError, asSvcError, errorResponse } from './errors.ts';
@@ -114,6 +114,7 @@ export function createHandler(options: HandlerOptions): Handle {
       } else {
         target = resolveAddress(url, address);
         if (!target) throw new SvcError('InvalidArgument', `${url.host} is not a host of this service.`);
+        checkListingParams(url);
         const route = findRoute(req.method, target, url.searchParams, req.headers);
         operation = route.name;
         const caller = await authenticate({

@@ -7,9 +7,17 @@ const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
 const builder = new XMLBuilder({ ignoreAttributes: true, processEntities: true, suppressEmptyNode: false });
 
-/** A whole XML document: declaration first, no namespace. Arrays become repeated elements. */
+/** Anything XML 1.0 cannot carry, even as a character reference. */
+const NOT_XML_CHAR_GLOBAL = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/**
+ * A whole XML document: declaration first, no namespace. Arrays become repeated elements. A CR is
+ * written `&#13;` (a parser would read a literal one as LF), and a character XML cannot carry at
+ * all, which the service refuses in keys but an old record or a message might still hold, as
+ * U+FFFD: the document is well-formed whatever the data.
+ */
 export function xmlDocument(root: Record<string, unknown>): string {
-  return DECLARATION + builder.build(root);
+  return DECLARATION + builder.build(root).replace(/\r/g, '&#13;').replace(NOT_XML_CHAR_GLOBAL, '\uFFFD');
 }
 
 /** An XML response with its Content-Length (the request log counts bytes out from it). */
