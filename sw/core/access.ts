@@ -15,7 +15,10 @@ export function requireCaller(ctx: Context) {
   return ctx.caller;
 }
 
-/** The request's bucket, when the caller owns it. */
+/**
+ * The request's bucket, when the caller owns it. Its record carries the bucket's identity: the
+ * request's writes pass it to the store, which commits them only into this very bucket.
+ */
 export async function ownedBucket(ctx: Context): Promise<BucketRecord> {
   const bucket = await existing(ctx, ctx.bucket);
   if (requireCaller(ctx).accessKeyId !== bucket.owner) {

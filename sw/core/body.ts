@@ -1,5 +1,6 @@
 // Reading request bodies within their limits. The body is hashed while it streams in, never held
-// twice, and reading stops as soon as a limit is passed.
+// twice, and reading stops as soon as a limit is passed: the size limit, and for data the room the
+// bucket owner's quota leaves (a declared Content-Length over it is refused before any byte is read).
 import { SvcError, type ErrorCode } from './errors.ts';
 import { createMd5 } from '../../protocol/md5.ts';
 import type { Context } from './context.ts';
@@ -10,7 +11,17 @@ export interface BodyLimits {
   tooLarge: ErrorCode;
   /** Content-Length is required (MissingContentLength) where the runtime delivers it. */
   requireLength: boolean;
+  /**
+   * Bytes the bucket owner's quota leaves for this body (Store.roomFor): a declared Content-Length
+   * over it is 403 QuotaExceeded before the body is read; without one (the browser), reading stops
+   * with QuotaExceeded as soon as the bytes read pass it. Absent: no quota applies.
+   */
+  room?: number;
 }
+
+const overQuota = (): never => {
+  throw new SvcError('QuotaExceeded', "The write would pass the bucket owner's storage quota.");
+};
 
 export interface ReadBody {
   blob: Blob;
@@ -51,6 +62,8 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
   const declared = declaredLength(ctx, l.requireLength);
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
+  const room = l.room ?? Infinity;
+  if (declared !== undefined && declared > room) overQuota();
 
   const md5 = await createMd5();
   const chunks: Uint8Array[] = [];
@@ -66,6 +79,7 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
         if (declared !== undefined && size > declared) {
           throw new SvcError('IncompleteBody', 'The body is longer than Content-Length.');
         }
+        if (size > room) overQuota();
         md5.update(value);
         chunks.push(value);
       }

@@ -9,12 +9,15 @@
 //   bodies to the new object: no byte is copied.
 // - an account's usedBytes is the size of everything its buckets hold. Each write charges the
 //   bucket owner before it writes anything, so a write over the quota changes nothing.
+// - a write commits only into the bucket its request was authorised for: it is given that bucket's
+//   identity (BucketRef) and re-reads the bucket by name in its own transaction, refusing when the
+//   name now belongs to another bucket (docs/browser.md, "Bucket identity").
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
-  Account, Acl, BucketRecord, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
+  Account, Acl, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
-  UploadRecord, VersionEntry, VersioningStatus, WriteResult,
+  UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
 
 interface Schema extends DBSchema {
@@ -41,11 +44,43 @@ const ROOT_ACCOUNT_RECORD: Account = {
   root: true,
 };
 
+const newId = (): string => crypto.randomUUID();
+
+/**
+ * Step 2: bucket identities. Every bucket gets an `id`, and every upload in progress the `bucketId`
+ * of its bucket (which cannot have been replaced while the upload existed: a bucket with uploads
+ * is never deleted). Only IndexedDB requests run here, chained by their callbacks.
+ */
+function giveBucketsIdentities(tx: IDBTransaction): void {
+  const ids = new Map<string, string>();
+  const buckets = tx.objectStore('buckets').openCursor();
+  buckets.onsuccess = () => {
+    const cursor = buckets.result;
+    if (cursor) {
+      const bucket = cursor.value as BucketRecord;
+      const id = bucket.id ?? newId();
+      ids.set(bucket.name, id);
+      if (bucket.id === undefined) cursor.update({ ...bucket, id });
+      cursor.continue();
+      return;
+    }
+    const uploads = tx.objectStore('uploads').openCursor();
+    uploads.onsuccess = () => {
+      const c = uploads.result;
+      if (!c) return;
+      const upload = c.value as UploadRecord;
+      const bucketId = ids.get(upload.bucket);
+      if (upload.bucketId === undefined && bucketId !== undefined) c.update({ ...upload, bucketId });
+      c.continue();
+    };
+  };
+}
+
 /**
  * The schema, as upgrade steps in order: a database at version n has run the first n. A new
  * schema appends a step; the database version is the number of steps.
  */
-const UPGRADES: ((db: IDBDatabase) => void)[] = [
+const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
   (db) => {
     db.createObjectStore('accounts', { keyPath: 'accessKeyId' }).add(ROOT_ACCOUNT_RECORD);
     db.createObjectStore('buckets', { keyPath: 'name' });
@@ -55,6 +90,7 @@ const UPGRADES: ((db: IDBDatabase) => void)[] = [
     db.createObjectStore('uploads', { keyPath: 'uploadId' }).createIndex('byBucketKey', ['bucket', 'key', 'uploadId']);
     db.createObjectStore('parts', { keyPath: ['uploadId', 'partNumber'] });
   },
+  (_db, tx) => giveBucketsIdentities(tx),
 ];
 
 /**
@@ -70,12 +106,10 @@ const historyRange = (bucket: string, key: string) => IDBKeyRange.bound([bucket,
 /** All parts of one upload in the [uploadId, partNumber] part store. */
 const partRange = (uploadId: string, after = 0) => IDBKeyRange.bound([uploadId, after], [uploadId, Infinity], true);
 
-const newId = (): string => crypto.randomUUID();
-
 function openDatabase(factory: IDBFactory, name: string): Promise<Db> {
   const request = factory.open(name, UPGRADES.length);
   request.onupgradeneeded = (event) => {
-    for (const step of UPGRADES.slice(event.oldVersion)) step(request.result);
+    for (const step of UPGRADES.slice(event.oldVersion)) step(request.result, request.transaction!);
   };
   return wrap(request) as unknown as Promise<Db>;
 }
@@ -233,6 +267,11 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     }
   }
 
+  const getAccount = async (accessKeyId: string) =>
+    cached(accountCache, accessKeyId, async () => (await db()).get('accounts', accessKeyId));
+  const getBucket = async (bucketName: string) =>
+    cached(bucketCache, bucketName, async () => (await db()).get('buckets', bucketName));
+
   /** A write that changes what access checks read: the cached records go before and after it. */
   async function accessWrite<T>(names: Names[], body: (tx: Tx) => Promise<T>): Promise<T> {
     dropCaches();
@@ -243,17 +282,38 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     }
   }
 
-  /** A write within one bucket: the bucket record is read inside the same transaction. */
+  /**
+   * The bucket under `ref`'s name, read inside the write's transaction, when it is still the very
+   * bucket `ref` names; else undefined. A mismatch means the cached bucket records may be stale
+   * (another runtime on the same database), so they go.
+   */
+  async function sameBucket(tx: Tx, ref: BucketRef): Promise<BucketRecord | undefined> {
+    const bucket = await tx.objectStore('buckets').get(ref.name);
+    if (bucket && bucket.id === ref.id) return bucket;
+    dropCaches();
+    return undefined;
+  }
+
+  /**
+   * A write within one bucket: the bucket record is read inside the same transaction, and the
+   * write runs only when it is still the bucket the request was authorised for.
+   */
   function bucketWrite<T>(
-    bucketName: string,
+    ref: BucketRef,
     names: Names[],
     body: (tx: Tx, bucket: BucketRecord) => Promise<T>,
     through: typeof write = write,
   ): Promise<T | 'noSuchBucket'> {
     return through(['buckets', 'accounts', ...names], async (tx) => {
-      const bucket = await tx.objectStore('buckets').get(bucketName);
+      const bucket = await sameBucket(tx, ref);
       return bucket ? body(tx, bucket) : 'noSuchBucket';
     });
+  }
+
+  /** The upload, when it is in progress in `bucket` (the same name and identity). */
+  async function uploadIn(tx: Tx, bucket: BucketRecord, uploadId: string): Promise<UploadRecord | undefined> {
+    const upload = await tx.objectStore('uploads').get(uploadId);
+    return upload && upload.bucket === bucket.name && upload.bucketId === bucket.id ? upload : undefined;
   }
 
   async function readVersion(bucket: string, key: string, versionId?: number) {
@@ -272,9 +332,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       current = null;
     },
 
-    async getAccount(accessKeyId: string) {
-      return cached(accountCache, accessKeyId, async () => (await db()).get('accounts', accessKeyId));
-    },
+    getAccount,
 
     async listAccounts() {
       return (await db()).getAll('accounts');
@@ -303,28 +361,27 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    async getBucket(bucketName: string) {
-      return cached(bucketCache, bucketName, async () => (await db()).get('buckets', bucketName));
-    },
+    getBucket,
 
     async listBuckets(owner: string) {
       return (await (await db()).getAll('buckets')).filter((b) => b.owner === owner);
     },
 
-    createBucket(bucket: BucketRecord) {
+    createBucket(bucket: Omit<BucketRecord, 'id'>) {
       return accessWrite(['buckets', 'accounts'], async (tx) => {
         // Checked in the same step as deleteAccount's "owns no bucket": never a bucket without an owner.
         if (!(await tx.objectStore('accounts').getKey(bucket.owner))) return 'noSuchOwner' as const;
         const buckets = tx.objectStore('buckets');
         if (await buckets.getKey(bucket.name)) return 'exists' as const;
-        await buckets.add(bucket);
+        await buckets.add({ ...bucket, id: newId() });
         return 'ok' as const;
       });
     },
 
-    deleteBucket(bucketName: string) {
+    deleteBucket(ref: BucketRef) {
+      const bucketName = ref.name;
       return accessWrite(['buckets', 'objects', 'versions', 'uploads'], async (tx) => {
-        if (!(await tx.objectStore('buckets').getKey(bucketName))) return 'noSuchBucket' as const;
+        if (!(await sameBucket(tx, ref))) return 'noSuchBucket' as const;
         const everything = IDBKeyRange.bound([bucketName], [bucketName, []]);
         const holds = await Promise.all([
           tx.objectStore('objects').openKeyCursor(everything),
@@ -337,15 +394,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    putBucketAcl(bucketName: string, acl: Acl) {
-      return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
+    putBucketAcl(ref: BucketRef, acl: Acl) {
+      return bucketWrite(ref, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, acl });
         return 'ok';
       }, accessWrite);
     },
 
-    putBucketVersioning(bucketName: string, versioning: VersioningStatus) {
-      return bucketWrite(bucketName, [], async (tx, bucket): Promise<WriteResult> => {
+    putBucketVersioning(ref: BucketRef, versioning: VersioningStatus) {
+      return bucketWrite(ref, [], async (tx, bucket): Promise<WriteResult> => {
         await tx.objectStore('buckets').put({ ...bucket, versioning });
         return 'ok';
       }, accessWrite);
@@ -368,25 +425,47 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { object, body };
     },
 
-    putObject(object: Omit<ObjectRecord, 'chunks' | 'versionId'>, body: Blob) {
-      return bucketWrite(object.bucket, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
+    async roomFor(ref: BucketRef, target: WriteTarget) {
+      // Unlimited owners (most) need no read: quotaBytes is access data, fresh in the cache.
+      const bucket = await getBucket(ref.name);
+      if (!bucket || bucket.id !== ref.id) return Infinity;
+      const cachedOwner = await getAccount(bucket.owner);
+      if (cachedOwner?.quotaBytes === undefined) return Infinity;
+      // usedBytes, versioning and what the write would replace change with every write: read them fresh.
+      const tx = (await db()).transaction(['buckets', 'accounts', 'objects', 'parts'], 'readonly');
+      const [fresh, owner] = await Promise.all([tx.objectStore('buckets').get(ref.name), tx.objectStore('accounts').get(bucket.owner)]);
+      if (!fresh || fresh.id !== ref.id || owner?.quotaBytes === undefined) return Infinity;
+      let freed = 0;
+      if ('key' in target) {
+        const old = await tx.objectStore('objects').get([ref.name, target.key]);
+        if (old && fresh.versioning !== 'Enabled') freed = old.size;
+      } else {
+        freed = (await tx.objectStore('parts').get([target.uploadId, target.partNumber]))?.size ?? 0;
+      }
+      // As charge() decides: a write that adds nothing net always fits.
+      return freed + Math.max(0, owner.quotaBytes - owner.usedBytes);
+    },
+
+    putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Blob) {
+      return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
         const id = newId();
-        const made = await makeCurrent(tx, bucket, { ...object, chunks: [{ id, size: body.size }] }, body.size);
+        const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] }, body.size);
         if (made !== 'quotaExceeded') await tx.objectStore('bodies').add({ id, blob: body });
         return made;
       });
     },
 
-    deleteObject(bucket: string, key: string) {
-      return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
-        if (!(await tx.objectStore('objects').getKey([bucket, key]))) return 'noSuchKey' as const;
+    deleteObject(ref: BucketRef, key: string) {
+      return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, b) => {
+        if (!(await tx.objectStore('objects').getKey([b.name, key]))) return 'noSuchKey' as const;
         await deleteOne(tx, b, key);
         return 'ok' as const;
       });
     },
 
-    deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]) {
-      return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+    deleteObjects(ref: BucketRef, entries: { key: string; versionId?: number }[]) {
+      const bucket = ref.name;
+      return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, b) => {
         const keys = entries.map((e) => e.key);
         if (entries.every((e) => e.versionId === undefined) && new Set(keys).size === keys.length) {
           // The common case, distinct keys and no versions: every request at once rather than one
@@ -407,8 +486,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    moveObject(bucket: string, from: string, to: string, lastModified: number) {
-      return bucketWrite(bucket, ['objects', 'versions', 'bodies'], async (tx, b) => {
+    moveObject(ref: BucketRef, from: string, to: string, lastModified: number) {
+      const bucket = ref.name;
+      return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, b) => {
         const source = await tx.objectStore('objects').get([bucket, from]);
         if (!source) return 'noSuchKey' as const;
         await tx.objectStore('objects').delete([bucket, from]);
@@ -421,10 +501,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    putObjectMeta(bucket: string, key: string, headers: ObjectHeaders, lastModified: number) {
-      return write(['objects'], async (tx) => {
+    putObjectMeta(ref: BucketRef, key: string, headers: ObjectHeaders, lastModified: number) {
+      return bucketWrite(ref, ['objects'], async (tx) => {
         const objects = tx.objectStore('objects');
-        const object = await objects.get([bucket, key]);
+        const object = await objects.get([ref.name, key]);
         if (!object) return 'noSuchKey' as const;
         await objects.put({ ...object, ...headers, lastModified });
         return 'ok' as const;
@@ -513,9 +593,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return { versions, truncated };
     },
 
-    createMultipartUpload(upload: UploadRecord) {
-      return bucketWrite(upload.bucket, ['uploads'], async (tx): Promise<WriteResult> => {
-        await tx.objectStore('uploads').add(upload);
+    createMultipartUpload(ref: BucketRef, upload: Omit<UploadRecord, 'bucket' | 'bucketId'>) {
+      return bucketWrite(ref, ['uploads'], async (tx, bucket): Promise<WriteResult> => {
+        await tx.objectStore('uploads').add({ ...upload, bucket: bucket.name, bucketId: bucket.id });
         return 'ok';
       });
     },
@@ -524,12 +604,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return (await db()).get('uploads', uploadId);
     },
 
-    uploadPart(part: Omit<PartRecord, 'bodyId'>, body: Blob) {
-      return write(['buckets', 'accounts', 'uploads', 'parts', 'bodies'], async (tx) => {
+    uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+      return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
-        const upload = await tx.objectStore('uploads').get(part.uploadId);
-        const bucket = upload && (await tx.objectStore('buckets').get(upload.bucket));
-        if (!upload || !bucket) return 'noSuchUpload' as const;
+        if (!(await uploadIn(tx, bucket, part.uploadId))) return 'noSuchUpload' as const;
         const parts = tx.objectStore('parts');
         const old = await parts.get([part.uploadId, part.partNumber]);
         if (!(await charge(tx, bucket, body.size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
@@ -541,18 +619,17 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    completeMultipartUpload(
+    async completeMultipartUpload(
+      ref: BucketRef,
       uploadId: string,
       list: { partNumber: number; etag: string }[],
-      object: Omit<ObjectRecord, 'chunks' | 'size' | 'versionId'>,
+      object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId'>,
       minPartBytes: number,
-    ) {
-      const names: Names[] = ['buckets', 'accounts', 'uploads', 'parts', 'objects', 'versions', 'bodies'];
-      return write(names, async (tx): Promise<ObjectRecord | CompleteRefusal> => {
-        const upload = await tx.objectStore('uploads').get(uploadId);
-        // The bucket cannot vanish meanwhile: deleteBucket refuses while an upload exists.
-        const bucket = upload && (await tx.objectStore('buckets').get(upload.bucket));
-        if (!upload || !bucket) return { refused: 'noSuchUpload' };
+    ): Promise<ObjectRecord | CompleteRefusal> {
+      const done = await bucketWrite(ref, ['uploads', 'parts', 'objects', 'versions', 'bodies'], async (tx, bucket): Promise<ObjectRecord | CompleteRefusal> => {
+        // While the upload exists its bucket cannot be deleted (deleteBucket refuses), so the
+        // upload's parts all belong to this very bucket.
+        if (!(await uploadIn(tx, bucket, uploadId))) return { refused: 'noSuchUpload' };
         const uploaded = new Map((await tx.objectStore('parts').getAll(partRange(uploadId))).map((p) => [p.partNumber, p]));
         const chosen: PartRecord[] = [];
         for (const want of list) {
@@ -567,6 +644,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const dropped = [...uploaded.values()].filter((p) => !kept.has(p.bodyId));
         const made = await makeCurrent(tx, bucket, {
           ...object,
+          bucket: bucket.name,
           size: chosen.reduce((n, p) => n + p.size, 0),
           chunks: chosen.map((p) => ({ id: p.bodyId, size: p.size })),
         }, 0, dropped.reduce((n, p) => n + p.size, 0));
@@ -576,15 +654,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         await tx.objectStore('uploads').delete(uploadId);
         return made;
       });
+      return done === 'noSuchBucket' ? { refused: 'noSuchBucket' } : done;
     },
 
-    abortMultipartUpload(uploadId: string) {
-      return write(['buckets', 'accounts', 'uploads', 'parts', 'bodies'], async (tx) => {
-        const upload = await tx.objectStore('uploads').get(uploadId);
-        if (!upload) return 'noSuchUpload' as const;
+    abortMultipartUpload(ref: BucketRef, uploadId: string) {
+      return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
+        if (!(await uploadIn(tx, bucket, uploadId))) return 'noSuchUpload' as const;
         const parts = await tx.objectStore('parts').getAll(partRange(uploadId));
-        const bucket = await tx.objectStore('buckets').get(upload.bucket);
-        if (bucket) await charge(tx, bucket, -parts.reduce((n, p) => n + p.size, 0));
+        await charge(tx, bucket, -parts.reduce((n, p) => n + p.size, 0));
         for (const part of parts) await tx.objectStore('bodies').delete(part.bodyId);
         await tx.objectStore('parts').delete(partRange(uploadId));
         await tx.objectStore('uploads').delete(uploadId);

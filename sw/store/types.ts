@@ -1,6 +1,7 @@
 // The Store: everything the handler keeps, behind operation-sized methods. Each write method is
 // one atomic step (one IndexedDB transaction in idb.ts): it checks what it depends on inside that
-// step, so a racing request can never leave half an object or an object in a deleted bucket.
+// step, so a racing request can never leave half an object, or an object in a deleted bucket or
+// in another bucket created since under the same name (BucketRef).
 // Refusals are results; a write the browser has no room for throws StoreQuotaError (errors.ts).
 
 export type Acl = 'private' | 'public-read';
@@ -20,6 +21,11 @@ export type VersioningStatus = 'Enabled' | 'Suspended';
 
 export interface BucketRecord {
   name: string;
+  /**
+   * The bucket's identity, given by the store at creation: a bucket deleted and re-created under
+   * the same name is another bucket, with another id (docs/browser.md, "Bucket identity").
+   */
+  id: string;
   /** accessKeyId of the account that created it. */
   owner: string;
   acl: Acl;
@@ -97,6 +103,16 @@ export interface ListObjectsResult {
   truncated: boolean;
 }
 
+/**
+ * A bucket as a request found it when it was authorised: its name and identity. A write given one
+ * commits only while that very bucket still holds the name; otherwise it changes nothing and
+ * answers 'noSuchBucket', even when another bucket has been created under the name since.
+ */
+export type BucketRef = Pick<BucketRecord, 'name' | 'id'>;
+
+/** Where a write's bytes go, for the quota estimate before its body is read (Store.roomFor). */
+export type WriteTarget = { key: string } | { uploadId: string; partNumber: number };
+
 export type WriteResult = 'ok' | 'noSuchBucket';
 
 /** A write the bucket owner's quota does not allow: refused before anything changed. */
@@ -116,52 +132,71 @@ export interface Store {
   /** For access checks. Its nextVersionId may lag behind writes, which read it in their own step. */
   getBucket(name: string): Promise<BucketRecord | undefined>;
   listBuckets(owner: string): Promise<BucketRecord[]>;
-  /** Fails when the owner account is gone (removed while this request was on its way). */
-  createBucket(bucket: BucketRecord): Promise<'ok' | 'exists' | 'noSuchOwner'>;
+  /**
+   * Gives the bucket a new identity (`id`) and stores it. Fails when the owner account is gone
+   * (removed while this request was on its way).
+   */
+  createBucket(bucket: Omit<BucketRecord, 'id'>): Promise<'ok' | 'exists' | 'noSuchOwner'>;
   /** Deletes only a bucket with no object, no version and no upload. */
-  deleteBucket(name: string): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
-  putBucketAcl(name: string, acl: Acl): Promise<WriteResult>;
-  putBucketVersioning(name: string, status: VersioningStatus): Promise<WriteResult>;
+  deleteBucket(bucket: BucketRef): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
+  putBucketAcl(bucket: BucketRef, acl: Acl): Promise<WriteResult>;
+  putBucketVersioning(bucket: BucketRef, status: VersioningStatus): Promise<WriteResult>;
 
   /** Metadata only; the current object, or with `versionId` that version (current or historical). */
   headObject(bucket: string, key: string, versionId?: number): Promise<ObjectRecord | undefined>;
   /** Metadata and bytes read in one snapshot: a racing write is seen whole or not at all. */
   getObject(bucket: string, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Blob } | undefined>;
   /**
+   * Bytes a write to `target` may bring without passing the bucket owner's quota, as things stand:
+   * what the quota leaves, plus what the write would free (the object it replaces when versioning
+   * is not Enabled, the part with the same number). Infinity when the owner has no quota, or when
+   * the bucket is not `bucket` any more (the write itself then answers). Read outside any write,
+   * so a refusal can come before the body is read; the write checks the quota again in its step.
+   */
+  roomFor(bucket: BucketRef, target: WriteTarget): Promise<number>;
+  /**
    * Stores `body` as the object's bytes and makes it current. What it replaces goes into the
    * history when versioning is Enabled, else is deleted. The owner's quota is checked first.
    */
-  putObject(object: Omit<ObjectRecord, 'chunks' | 'versionId'>, body: Blob): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
+  putObject(
+    bucket: BucketRef,
+    object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>,
+    body: Blob,
+  ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
   /** Removes the current object; its history stays. */
-  deleteObject(bucket: string, key: string): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
+  deleteObject(bucket: BucketRef, key: string): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
   /** Deletes each entry in one step: the current object, or the given version. Missing keys count as deleted. */
-  deleteObjects(bucket: string, entries: { key: string; versionId?: number }[]): Promise<DeleteOutcome[] | 'noSuchBucket'>;
+  deleteObjects(bucket: BucketRef, entries: { key: string; versionId?: number }[]): Promise<DeleteOutcome[] | 'noSuchBucket'>;
   /** Re-keys an object inside its bucket without touching its bytes; replaces the destination. */
-  moveObject(bucket: string, from: string, to: string, lastModified: number): Promise<ObjectRecord | 'noSuchKey' | 'noSuchBucket'>;
+  moveObject(bucket: BucketRef, from: string, to: string, lastModified: number): Promise<ObjectRecord | 'noSuchKey' | 'noSuchBucket'>;
   /** Replaces the response metadata; bytes and ETag stay. */
-  putObjectMeta(bucket: string, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey'>;
+  putObjectMeta(bucket: BucketRef, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
   listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
   /** Every version, by key, newest first within a key. */
   listObjectVersions(bucket: string, options: ListObjectVersionsOptions): Promise<{ versions: VersionEntry[]; truncated: boolean }>;
 
-  /** Starts an upload; fails when the bucket is gone. */
-  createMultipartUpload(upload: UploadRecord): Promise<WriteResult>;
+  /** Starts an upload that belongs to `bucket` (name and identity); fails when the bucket is gone. */
+  createMultipartUpload(bucket: BucketRef, upload: Omit<UploadRecord, 'bucket' | 'bucketId'>): Promise<WriteResult>;
   getUpload(uploadId: string): Promise<UploadRecord | undefined>;
-  /** Stores a part (replacing one with the same number) only while the upload is in progress. */
-  uploadPart(part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchUpload' | QuotaRefusal>;
+  /**
+   * Stores a part (replacing one with the same number) only while `bucket` is still that bucket
+   * and the upload is in progress in it.
+   */
+  uploadPart(bucket: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchBucket' | 'noSuchUpload' | QuotaRefusal>;
   /**
    * In one step: checks the listed parts (exist, ETags match, all but the last at least
    * `minPartBytes`), makes the object from their bodies without copying bytes, deletes the
    * unlisted parts and ends the upload. A refusal changes nothing.
    */
   completeMultipartUpload(
+    bucket: BucketRef,
     uploadId: string,
     parts: { partNumber: number; etag: string }[],
-    object: Omit<ObjectRecord, 'chunks' | 'size' | 'versionId'>,
+    object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId'>,
     minPartBytes: number,
   ): Promise<ObjectRecord | CompleteRefusal>;
   /** Ends the upload and deletes its parts. */
-  abortMultipartUpload(uploadId: string): Promise<'ok' | 'noSuchUpload'>;
+  abortMultipartUpload(bucket: BucketRef, uploadId: string): Promise<'ok' | 'noSuchBucket' | 'noSuchUpload'>;
   /** Parts with a number above `marker`, ascending, at most `max`. */
   listParts(uploadId: string, marker: number, max: number): Promise<{ parts: PartRecord[]; truncated: boolean }>;
   /** In-progress uploads ordered by key, then uploadId. */
@@ -174,6 +209,8 @@ export interface Store {
 export interface UploadRecord extends ObjectHeaders {
   uploadId: string;
   bucket: string;
+  /** The id of the bucket it was started in: it never continues into a later bucket of that name. */
+  bucketId: string;
   key: string;
   /** Milliseconds since the epoch. */
   initiated: number;
@@ -199,6 +236,7 @@ export interface ListMultipartUploadsOptions {
 
 /** Why a Complete was refused, checked inside its one transaction. */
 export type CompleteRefusal =
+  | { refused: 'noSuchBucket' }
   | { refused: 'noSuchUpload' }
   | { refused: 'invalidPart'; partNumber: number }
   | { refused: 'entityTooSmall'; partNumber: number };

@@ -28,8 +28,8 @@ export async function createBucket(ctx: Context): Promise<Response> {
 }
 
 export async function deleteBucket(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
-  const result = await ctx.store.deleteBucket(ctx.bucket);
+  const bucket = await ownedBucket(ctx);
+  const result = await ctx.store.deleteBucket(bucket);
   if (result === 'noSuchBucket') fail('NoSuchBucket');
   if (result === 'notEmpty') fail('BucketNotEmpty', `The bucket "${ctx.bucket}" still holds objects or uploads.`);
   return new Response(null, { status: 200 });
@@ -46,8 +46,8 @@ export async function getBucketAcl(ctx: Context): Promise<Response> {
 }
 
 export async function putBucketAcl(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
-  if ((await ctx.store.putBucketAcl(ctx.bucket, aclFrom(ctx))) === 'noSuchBucket') fail('NoSuchBucket');
+  const bucket = await ownedBucket(ctx);
+  if ((await ctx.store.putBucketAcl(bucket, aclFrom(ctx))) === 'noSuchBucket') fail('NoSuchBucket');
   return new Response(null, { status: 200 });
 }
 
@@ -101,11 +101,11 @@ export async function listBuckets(ctx: Context): Promise<Response> {
 }
 
 export async function putBucketVersioning(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   const doc = parseXml(await readXmlBody(ctx, limits.smallXmlBodyBytes, false), 'VersioningConfiguration');
   const status = childText(doc, 'Status')?.trim();
   if (status !== 'Enabled' && status !== 'Suspended') return fail('MalformedXML', 'Status must be Enabled or Suspended.');
-  if ((await ctx.store.putBucketVersioning(ctx.bucket, status)) === 'noSuchBucket') fail('NoSuchBucket');
+  if ((await ctx.store.putBucketVersioning(bucket, status)) === 'noSuchBucket') fail('NoSuchBucket');
   return new Response(null, { status: 200 });
 }
 

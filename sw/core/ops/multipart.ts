@@ -24,12 +24,19 @@ export function newUploadId(now: number): string {
   return 'u' + lastIdTime.toString(36).padStart(9, '0') + random;
 }
 
-/** The upload named by ?uploadId, when it is in progress and belongs to this bucket and key. */
-async function uploadOf(ctx: Context): Promise<UploadRecord> {
+/**
+ * The upload named by ?uploadId, when it is in progress and belongs to this bucket (the one the
+ * request was authorised for: name and identity) and key.
+ */
+async function uploadOf(ctx: Context, bucket: BucketRecord): Promise<UploadRecord> {
   const uploadId = ctx.query.get('uploadId') ?? '';
   const upload = uploadId === '' ? undefined : await ctx.store.getUpload(uploadId);
-  if (!upload) return fail('NoSuchUpload');
-  if (upload.bucket !== ctx.bucket || upload.key !== ctx.key) {
+  if (!upload) {
+    // Gone with the bucket this request was checked against: that is the answer (docs/browser.md, "Bucket identity").
+    if ((await ctx.store.getBucket(bucket.name))?.id !== bucket.id) fail('NoSuchBucket');
+    return fail('NoSuchUpload');
+  }
+  if (upload.bucket !== bucket.name || upload.bucketId !== bucket.id || upload.key !== ctx.key) {
     fail('InvalidArgument', 'The upload ID does not belong to this bucket and key.');
   }
   return upload;
@@ -41,18 +48,17 @@ const owner = async (ctx: Context, bucket: BucketRecord) => {
 };
 
 export async function createMultipartUpload(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   checkKeyLength(ctx.key, 'KeyTooLong');
   declaredLength(ctx, true);
   const headers = objectHeadersFrom(ctx.req.headers);
-  const upload: UploadRecord = {
+  const upload = {
     uploadId: newUploadId(ctx.now()),
-    bucket: ctx.bucket,
     key: ctx.key,
     initiated: ctx.now(),
     ...headers,
   };
-  if ((await ctx.store.createMultipartUpload(upload)) === 'noSuchBucket') fail('NoSuchBucket');
+  if ((await ctx.store.createMultipartUpload(bucket, upload)) === 'noSuchBucket') fail('NoSuchBucket');
   return xmlResponse({ InitiateMultipartUploadResult: { Bucket: ctx.bucket, Key: ctx.key, UploadId: upload.uploadId } });
 }
 
@@ -64,11 +70,13 @@ function partNumberOf(ctx: Context): number {
 }
 
 export async function uploadPart(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   const partNumber = partNumberOf(ctx);
-  const upload = await uploadOf(ctx);
-  const body = await readBody(ctx, { max: limits.partBytes, tooLarge: 'EntityTooLarge', requireLength: true });
+  const upload = await uploadOf(ctx, bucket);
+  const room = await ctx.store.roomFor(bucket, { uploadId: upload.uploadId, partNumber });
+  const body = await readBody(ctx, { max: limits.partBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
   const stored = await ctx.store.uploadPart(
+    bucket,
     { uploadId: upload.uploadId, partNumber, etag: body.md5, size: body.size, lastModified: ctx.now() },
     body.blob,
   );
@@ -96,8 +104,8 @@ function partList(xml: string): { partNumber: number; etag: string }[] {
 }
 
 export async function completeMultipartUpload(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
-  const upload = await uploadOf(ctx);
+  const bucket = await ownedBucket(ctx);
+  const upload = await uploadOf(ctx, bucket);
   const objectMd5 = ctx.req.headers.get('x-svc-object-md5')?.trim();
   if (objectMd5 !== undefined && !/^[0-9a-fA-F]{32}$/.test(objectMd5)) {
     fail('InvalidDigest', 'x-svc-Object-md5 must be 32 hex characters.');
@@ -108,8 +116,7 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
   for (const [name, value] of objectHeadersFrom(ctx.req.headers).meta) meta.set(name, value);
   checkMetadataSize([...meta]);
   const etag = (await md5OfText(parts.map((p) => p.etag + '-').join(''))) + '-1';
-  const made = await ctx.store.completeMultipartUpload(upload.uploadId, parts, {
-    bucket: ctx.bucket,
+  const made = await ctx.store.completeMultipartUpload(bucket, upload.uploadId, parts, {
     key: ctx.key,
     etag,
     lastModified: ctx.now(),
@@ -120,6 +127,8 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
   }, limits.partMinBytes);
   if ('refused' in made) {
     switch (made.refused) {
+      case 'noSuchBucket':
+        return fail('NoSuchBucket');
       case 'noSuchUpload':
         return fail('NoSuchUpload');
       case 'invalidPart':
@@ -135,9 +144,9 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
 }
 
 export async function abortMultipartUpload(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
-  const upload = await uploadOf(ctx);
-  if ((await ctx.store.abortMultipartUpload(upload.uploadId)) === 'noSuchUpload') fail('NoSuchUpload');
+  const bucket = await ownedBucket(ctx);
+  const upload = await uploadOf(ctx, bucket);
+  if (written(await ctx.store.abortMultipartUpload(bucket, upload.uploadId)) === 'noSuchUpload') fail('NoSuchUpload');
   return new Response(null, { status: 204 });
 }
 
@@ -145,7 +154,7 @@ export async function listParts(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   const maxParts = intParam(ctx, 'max-parts', limits.maxPartsMax, limits.maxPartsMax);
   const marker = intParam(ctx, 'part-number-marker', 0, limits.partNumberMax);
-  const upload = await uploadOf(ctx);
+  const upload = await uploadOf(ctx, bucket);
   const { parts, truncated } = await ctx.store.listParts(upload.uploadId, marker, maxParts);
   return xmlResponse({
     ListPartsResult: {

@@ -147,26 +147,27 @@ export async function headObject(ctx: Context): Promise<Response> {
 }
 
 export async function putObject(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
   const headers = objectHeadersFrom(ctx.req.headers);
-  const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true });
+  const room = await ctx.store.roomFor(bucket, { key: ctx.key });
+  const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
   const made = written(await ctx.store.putObject(
-    { bucket: ctx.bucket, key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
+    bucket,
+    { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
     body.blob,
   ));
   return new Response(null, { status: 200, headers: writtenHeaders(made) });
 }
 
 export async function deleteObject(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
-  // A bucket deleted since ownedBucket() read it holds no key either.
-  if ((await ctx.store.deleteObject(ctx.bucket, ctx.key)) !== 'ok') fail('NoSuchKey');
+  const bucket = await ownedBucket(ctx);
+  if (written(await ctx.store.deleteObject(bucket, ctx.key)) === 'noSuchKey') fail('NoSuchKey');
   return new Response(null, { status: 200 });
 }
 
 export async function deleteObjects(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   const doc = parseXml(await readXmlBody(ctx, limits.deleteBodyBytes), 'Delete');
   const quietText = childText(doc, 'Quiet')?.trim().toLowerCase();
   if (quietText !== undefined && quietText !== 'true' && quietText !== 'false') fail('MalformedXML', 'Quiet must be true or false.');
@@ -181,7 +182,7 @@ export async function deleteObjects(ctx: Context): Promise<Response> {
     const versionId = versionText === undefined ? undefined : /^\d{1,15}$/.test(versionText) ? Number(versionText) : -1;
     return { key, versionId, versionText };
   });
-  const outcomes = written(await ctx.store.deleteObjects(ctx.bucket, requested));
+  const outcomes = written(await ctx.store.deleteObjects(bucket, requested));
   const deleted: Record<string, string>[] = [];
   const errors: Record<string, string>[] = [];
   requested.forEach((r, i) => {
@@ -220,7 +221,7 @@ function oneSourceHeader(ctx: Context): void {
 
 export async function copyObject(ctx: Context): Promise<Response> {
   oneSourceHeader(ctx);
-  await ownedBucket(ctx);
+  const destination = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
   const source = sourceOf(ctx.req.headers.get('x-svc-copy-source')!);
   await readableBucket(ctx, source.bucket);
@@ -228,8 +229,7 @@ export async function copyObject(ctx: Context): Promise<Response> {
   const { object, body } = found;
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
   const etag = isMultipart(object) ? await md5OfBlob(body) : object.etag;
-  const made = written(await ctx.store.putObject({
-    bucket: ctx.bucket,
+  const made = written(await ctx.store.putObject(destination, {
     key: ctx.key,
     size: object.size,
     etag,
@@ -243,22 +243,22 @@ export async function copyObject(ctx: Context): Promise<Response> {
 
 export async function moveObject(ctx: Context): Promise<Response> {
   oneSourceHeader(ctx);
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
   const source = sourceOf(ctx.req.headers.get('x-svc-move-source')!);
   if (source.bucket !== ctx.bucket) fail('InvalidArgument', 'A move across buckets is not supported; copy, then delete.');
   if (source.key === ctx.key) fail('InvalidArgument', 'The source and destination of a move are the same object.');
-  const moved = written(await ctx.store.moveObject(ctx.bucket, source.key, ctx.key, ctx.now()));
+  const moved = written(await ctx.store.moveObject(bucket, source.key, ctx.key, ctx.now()));
   if (moved === 'noSuchKey') return fail('NoSuchKey');
   return new Response(null, { status: 200, headers: writtenHeaders(moved) });
 }
 
 export async function putObjectMeta(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   const headers = objectHeadersFrom(ctx.req.headers, true);
   // The request has no payload of its own; a Content-MD5, if sent, must still match what came.
   await readBody(ctx, { max: limits.smallXmlBodyBytes, tooLarge: 'EntityTooLarge', requireLength: false });
-  const result = await ctx.store.putObjectMeta(ctx.bucket, ctx.key, headers, ctx.now());
+  const result = written(await ctx.store.putObjectMeta(bucket, ctx.key, headers, ctx.now()));
   // A missing object is a bare 404, without an error code (docs/protocol.md, "Errors").
   if (result === 'noSuchKey') return new Response(null, { status: 404 });
   return new Response(null, { status: 200 });
