@@ -2,8 +2,11 @@
 // Request/Response bridge. Data lives in memory (fake-indexeddb) and is gone when it stops.
 // Both are optional peers (a browser app never needs them), loaded when a server starts.
 import type { AddressInfo } from 'node:net';
-import type { Server, ServerResponse } from 'node:http';
-import { createHandler, type LogEntry } from '../sw/core/handler.ts';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHandler, finish, newRequestId, type LogEntry } from '../sw/core/handler.ts';
+import { claimedAccessKeyId } from '../sw/core/auth.ts';
+import { SvcError, errorResponse } from '../sw/core/errors.ts';
+import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { DEFAULT_ENDPOINT } from '../protocol/instance.ts';
 
@@ -25,29 +28,25 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function formatLogLine(e: LogEntry): string {
-  const path = new URL(e.url).pathname + new URL(e.url).search;
+/** The stdout line of a request; never a signature (redact.ts), whoever built the entry. */
+export function formatLogLine(entry: LogEntry): string {
+  const e = redactEntry(entry);
+  // The URL as logged, host and path and query, without its scheme (not re-parsed: `…` stays `…`).
+  const where = e.url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
   return [
-    new Date(e.time).toISOString(), e.status, e.method, `${new URL(e.url).host}${path}`, e.operation || '-',
+    new Date(e.time).toISOString(), e.status, e.method, where, e.operation || '-',
     e.code ?? '-', `in=${e.bytesIn}`, `out=${e.bytesOut}`, `${e.durationMs}ms`, `id=${e.requestId}`, e.accessKeyId ?? 'anonymous',
   ].join(' ');
 }
 
-/**
- * Node's Headers joins a repeated header with ", "; the signing rule joins repeated x-svc-*
- * headers with ",". Rebuild those from the raw headers (rare: only when one repeats).
- */
-function joinRepeatedSvcHeaders(req: Request, raw: string[]): Request {
-  const values = new Map<string, string[]>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i]!.toLowerCase();
-    if (name.startsWith('x-svc-')) values.set(name, [...(values.get(name) ?? []), raw[i + 1]!.trim()]);
-  }
-  const repeated = [...values].filter(([, v]) => v.length > 1);
-  if (repeated.length === 0) return req;
-  const headers = new Headers(req.headers);
-  for (const [name, v] of repeated) headers.set(name, v.join(','));
-  return new Request(req, { headers });
+/** What a failure's answer and log line need of Node's request. */
+type Incoming = Pick<IncomingMessage, 'method' | 'url' | 'headers' | 'rawHeaders'>;
+
+/** Raw header pairs as the request log keeps them (names lower-cased). */
+function headerPairs(raw: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!.toLowerCase(), raw[i + 1]!]);
+  return out;
 }
 
 const PEERS = '@hono/node-server fake-indexeddb';
@@ -63,7 +62,7 @@ async function peer<T>(load: () => Promise<T>): Promise<T> {
 }
 
 export async function startServer(o: ServerOptions = {}): Promise<RunningServer> {
-  const [{ serve }, fake] = await Promise.all([peer(() => import('@hono/node-server')), peer(() => import('fake-indexeddb'))]);
+  const [{ getRequestListener, RequestError }, fake] = await Promise.all([peer(() => import('@hono/node-server')), peer(() => import('fake-indexeddb'))]);
   const { IDBFactory } = fake;
   // The store (and idb under it) use IndexedDB's classes as globals (IDBKeyRange, IDBRequest, …),
   // as in a browser; lend them where this process has none.
@@ -73,22 +72,77 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   const endpoint = o.endpoint ?? DEFAULT_ENDPOINT;
   const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' });
   const log = o.log ?? ((line: string) => console.log(line));
+  const report = (e: unknown) => console.error('internal error:', e);
   const handle = createHandler({
     store,
     endpoint,
     anyHostIsService: true,
     onLog: (entry) => log(formatLogLine(entry)),
-    onInternalError: (e) => console.error('internal error:', e),
+    onInternalError: report,
   });
   const host = o.host ?? '127.0.0.1';
+
+  /**
+   * A failure around handle(), which itself never throws: in the bridge from Node's request (a
+   * Host or path it cannot turn into a URL: 400) or anything unexpected (500). @hono/node-server
+   * would answer either with a bare status; this is the service's XML answer instead, with a
+   * request id, the common headers and a log line.
+   */
+  function failed(incoming: Incoming | undefined, error: unknown): Response {
+    const started = Date.now();
+    const unreadable = error instanceof RequestError;
+    if (!unreadable) report(error);
+    const err = unreadable
+      ? new SvcError('InvalidArgument', `The request cannot be read: ${error.message}.`)
+      : new SvcError('InternalError');
+    const requestId = newRequestId();
+    const method = incoming?.method ?? 'GET';
+    const res = finish(errorResponse(err, '', requestId, method), method, requestId, Date.now());
+    try {
+      const url = `http://${incoming?.headers.host ?? host}${incoming?.url ?? ''}`;
+      let accessKeyId: string | undefined;
+      try {
+        const query = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+        accessKeyId = claimedAccessKeyId(new Headers(incoming?.headers.authorization ? { authorization: incoming.headers.authorization } : {}), new URLSearchParams(query));
+      } catch {
+        // an Authorization header Headers refuses names no key
+      }
+      log(formatLogLine({
+        time: started, requestId, method, url, operation: '', bucket: '', key: '', status: res.status, code: err.code,
+        bytesIn: 0, bytesOut: method === 'HEAD' ? 0 : Number(res.headers.get('content-length') ?? 0) || 0,
+        durationMs: Date.now() - started, ...(accessKeyId !== undefined ? { accessKeyId } : {}),
+        requestHeaders: headerPairs(incoming?.rawHeaders ?? []), responseHeaders: [...res.headers],
+      }));
+    } catch {
+      // logging must never break an answer
+    }
+    return res;
+  }
+
+  /** The request @hono/node-server is turning into a Request (its errorHandler is not told which). */
+  let reading: IncomingMessage | undefined;
+  const listener = getRequestListener(
+    async (req: Request, env: { incoming: Incoming }) => {
+      try {
+        return await handle(req);
+      } catch (e) {
+        return failed(env.incoming, e);
+      }
+    },
+    // Called, synchronously within the listener call below, when no Request can be made at all.
+    { hostname: host, overrideGlobalObjects: false, errorHandler: (e) => failed(reading, e) },
+  );
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({
-      fetch: (req, env: { incoming: { rawHeaders: string[] } }) => handle(joinRepeatedSvcHeaders(req, env.incoming.rawHeaders)),
-      port: o.port ?? 9000,
-      hostname: host,
-      overrideGlobalObjects: false,
-    }, () => resolve(s as Server)) as Server;
+    const s = createServer((incoming, outgoing) => {
+      reading = incoming;
+      try {
+        void listener(incoming, outgoing);
+      } finally {
+        reading = undefined;
+      }
+    });
     s.once('error', reject);
+    s.listen(o.port ?? 9000, host, () => resolve(s));
   });
   // A client that closes its side mid-body (Content-Length 10, 5 bytes sent) makes Node's parser
   // fail; by default Node then answers a bare 400 and drops the socket before the handler can say

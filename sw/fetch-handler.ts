@@ -2,7 +2,7 @@
 // app's own, or swbucket's standalone worker.ts). claims() decides synchronously which requests are
 // the service's: its hosts, the mount on the worker's own origin, and the hello that startService()
 // sends. respond() answers them. Nothing else: no listeners, no skipWaiting, no clients.claim.
-import { createHandler, type Handle } from './core/handler.ts';
+import { createHandler, finish, newRequestId, type Handle } from './core/handler.ts';
 import { SvcError, errorResponse } from './core/errors.ts';
 import { openIdbStore } from './store/idb.ts';
 import { createRequestLog } from './log/ring.ts';
@@ -63,7 +63,12 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   function handler(): Promise<Handle> {
     handle ??= openIdbStore({ indexedDB: self.indexedDB, name: names.database }).then(
       // The browser withholds Content-Length from the worker: the body's length stands in for it.
-      (store) => createHandler({ store, endpoint, mount, contentLength: 'body', ...(log ? { onLog: (entry) => log.write(entry) } : {}) }),
+      (store) => createHandler({
+        store, endpoint, mount, contentLength: 'body',
+        // A 500 answers with its request id only; the worker's console gets the error and its stack.
+        onInternalError: (error) => console.error('swbucket: internal error', error),
+        ...(log ? { onLog: (entry) => log.write(entry) } : {}),
+      }),
       (e) => {
         handle = null;
         throw e;
@@ -84,12 +89,25 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
     if (url.origin === scope.origin && url.pathname === helloUrl.pathname) {
       return Response.json(hello, { headers: { 'cache-control': 'no-store' } });
     }
+    // The worker's own answers are still the service's: the common headers (CORS, request id).
+    const fallback = (err: SvcError): Response => {
+      const requestId = newRequestId();
+      return finish(errorResponse(err, url.pathname, requestId, event.request.method), event.request.method, requestId, Date.now());
+    };
+    let service: Handle;
     try {
-      return await (await handler())(event.request, event);
+      service = await handler();
     } catch (e) {
-      // Only reached when the database cannot be opened at all; the handler itself never throws.
-      const err = new SvcError('ServiceUnavailable', `The object store cannot be opened: ${e instanceof Error ? e.message : e}`);
-      return errorResponse(err, url.pathname, '', event.request.method);
+      // The database cannot be opened at all.
+      return fallback(new SvcError('ServiceUnavailable', `The object store cannot be opened: ${e instanceof Error ? e.message : e}`));
+    }
+    try {
+      return await service(event.request, event);
+    } catch (e) {
+      // The handler answers every failure itself (a 500 reported through onInternalError); this
+      // is only for what happens around it.
+      console.error('swbucket: internal error', e);
+      return fallback(new SvcError('InternalError'));
     }
   }
 

@@ -37,17 +37,36 @@ export interface AuthInput {
   now: number;
 }
 
+const PRESIGNING = ['SVCAccessKeyId', 'Expires', 'Signature'];
+const AUTHORIZATION = /^SVC ([^:\s]+):(\S+)$/;
+
+/**
+ * The access key a request claims to sign with, checked or not (for the log, which names it also
+ * on refused requests): the Authorization header's, else a presigned URL's; undefined when none.
+ */
+export function claimedAccessKeyId(headers: Headers, query: URLSearchParams): string | undefined {
+  const header = headers.get('authorization');
+  if (header !== null) return AUTHORIZATION.exec(header.trim())?.[1];
+  return PRESIGNING.some((p) => query.has(p)) ? query.get('SVCAccessKeyId') || undefined : undefined;
+}
+
+/**
+ * Unsigned query parameters that would change what a presigned URL writes or reads: it grants
+ * exactly what was signed, so they are refused on it (`download` only changes the presentation).
+ */
+const NOT_PRESIGNABLE = ['meta', 'ifNotFound'];
+
 /** The calling account, or null for an anonymous request. Failures are 403. */
 export async function authenticate(i: AuthInput): Promise<Account | null> {
   const header = i.headers.get('authorization');
-  const presigned = ['SVCAccessKeyId', 'Expires', 'Signature'].some((p) => i.query.has(p));
+  const presigned = PRESIGNING.some((p) => i.query.has(p));
   if (header === null && !presigned) return null;
 
   let accessKeyId: string;
   let signature: string;
   let dateLine: string;
   if (header !== null) {
-    const m = /^SVC ([^:\s]+):(\S+)$/.exec(header.trim());
+    const m = AUTHORIZATION.exec(header.trim());
     if (!m) return denied('The Authorization header must be "SVC {AccessKeyId}:{Signature}".');
     [, accessKeyId = '', signature = ''] = m;
     const svcDate = i.headers.get('x-svc-date');
@@ -61,6 +80,11 @@ export async function authenticate(i: AuthInput): Promise<Account | null> {
       throw new SvcError('RequestTimeTooSkewed', 'The difference between the request time and the service time is too large.');
     }
     return account;
+  }
+  const unsigned = NOT_PRESIGNABLE.filter((p) => i.query.has(p));
+  if (unsigned.length > 0) {
+    const names = unsigned.map((p) => `"${p}"`).join(' and ');
+    return denied(`A presigned URL grants exactly what was signed: ${names} ${unsigned.length > 1 ? 'are' : 'is'} not covered by the signature.`);
   }
   accessKeyId = i.query.get('SVCAccessKeyId') ?? denied('A presigned URL needs SVCAccessKeyId.');
   // A `+` left unencoded in a query reads as a space; base64 has no spaces, so it was a plus.

@@ -2,12 +2,13 @@
 // The service worker, the HTTP server and the tests are thin adapters around it.
 import { checkListingParams, resolveAddress } from './address.ts';
 import type { Target } from '../../protocol/address.ts';
-import { authenticate } from './auth.ts';
+import { authenticate, claimedAccessKeyId } from './auth.ts';
 import { SvcError, asSvcError, errorResponse } from './errors.ts';
 import { httpDate } from './http.ts';
 import { findRoute } from './routes.ts';
 import type { Context } from './context.ts';
 import type { Store } from '../store/types.ts';
+import { redactEntry } from './redact.ts';
 
 export interface LogEntry {
   time: number;
@@ -24,6 +25,7 @@ export interface LogEntry {
   bytesIn: number;
   bytesOut: number;
   durationMs: number;
+  /** The access key the request signed with, or claimed to when it was refused; absent when anonymous. */
   accessKeyId?: string;
   requestHeaders: [string, string][];
   responseHeaders: [string, string][];
@@ -60,7 +62,7 @@ const EXPOSED = [
   'x-svc-request-id', 'x-svc-version-id', 'x-svc-acl', 'x-svc-object-md5',
 ];
 
-function newRequestId(): string {
+export function newRequestId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
 }
@@ -76,8 +78,24 @@ function preflight(req: Request): Response {
   });
 }
 
-/** The headers of docs/protocol.md, "Every response", and no body where HTTP allows none. */
-function finish(res: Response, method: string, requestId: string, now: number): Response {
+/** Operations that answer with a stored object (its bytes, or only its headers). */
+const OBJECT_READS = new Set(['GetObject', 'HeadObject']);
+
+/**
+ * A stored HTML or SVG opened from the page-origin mount is served by the page's own origin:
+ * sandboxed, it runs in an opaque origin and cannot reach that origin's storage or service.
+ */
+function sandbox(res: Response): Response {
+  res.headers.set('x-content-type-options', 'nosniff');
+  res.headers.set('content-security-policy', 'sandbox');
+  return res;
+}
+
+/**
+ * The headers of docs/protocol.md, "Every response", and no body where HTTP allows none. Also for
+ * an adapter's own answers (the worker's 503), so they too carry CORS and a request id.
+ */
+export function finish(res: Response, method: string, requestId: string, now: number): Response {
   if (res.body !== null && (method === 'HEAD' || res.status === 204 || res.status === 304)) {
     res = new Response(null, { status: res.status, headers: res.headers });
   }
@@ -107,6 +125,8 @@ export function createHandler(options: HandlerOptions): Handle {
     let ctx: Context | undefined;
     let code: string | undefined;
     let res: Response;
+    // Common headers on every answer; an object read's also sandboxed, whatever its status.
+    const complete = (r: Response): Response => finish(OBJECT_READS.has(operation) ? sandbox(r) : r, req.method, requestId, now());
     try {
       const url = new URL(req.url);
       if (req.method === 'OPTIONS') {
@@ -127,20 +147,26 @@ export function createHandler(options: HandlerOptions): Handle {
         };
         res = await route.op(ctx);
       }
+      res = complete(res);
     } catch (e) {
       let err = asSvcError(e);
       if (!err) {
-        options.onInternalError?.(e);
+        try {
+          options.onInternalError?.(e);
+        } catch {
+          // a failing reporter must not turn the 500 into something else
+        }
         err = new SvcError('InternalError');
       }
       code = err.code;
       const resource = target ? (target.kind === 'service' ? '/' : `/${target.bucket}/${target.key}`) : '';
-      res = errorResponse(err, resource, requestId, req.method);
+      res = complete(errorResponse(err, resource, requestId, req.method));
     }
-    res = finish(res, req.method, requestId, now());
     if (options.onLog) {
       try {
-        const logged = options.onLog({
+        // Also on a refused request, the key it claimed; never a signature (redact.ts).
+        const accessKeyId = ctx?.caller?.accessKeyId ?? claimedAccessKeyId(req.headers, new URL(req.url).searchParams);
+        const logged = options.onLog(redactEntry({
           time: started,
           requestId,
           method: req.method,
@@ -153,10 +179,10 @@ export function createHandler(options: HandlerOptions): Handle {
           bytesIn: ctx?.bytesIn ?? 0,
           bytesOut: res.body === null ? 0 : Number(res.headers.get('content-length') ?? 0) || 0,
           durationMs: now() - started,
-          ...(ctx?.caller ? { accessKeyId: ctx.caller.accessKeyId } : {}),
+          ...(accessKeyId !== undefined ? { accessKeyId } : {}),
           requestHeaders: [...req.headers],
           responseHeaders: [...res.headers],
-        });
+        }));
         if (logged) context?.waitUntil(logged.catch(() => {}));
       } catch {
         // logging must never break an answer

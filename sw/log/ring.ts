@@ -3,6 +3,7 @@
 import { wrap, type DBSchema, type IDBPDatabase } from 'idb';
 import { instanceNames } from '../../protocol/instance.ts';
 import type { LogEntry } from '../core/handler.ts';
+import { redactEntry } from '../core/redact.ts';
 
 /** The default instance's log; another instance passes its own names (protocol/instance.ts). */
 export const LOG_DB = instanceNames().logDatabase;
@@ -86,8 +87,9 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
     // Written at once when the log is idle; entries that arrive while a write is under way go
     // together in the next transaction, so under load the log costs one transaction per batch,
     // not one per request, and a lone request waits for nothing.
+    // Never a signature, whoever wrote the entry (the handler's are redacted already).
     write(entry) {
-      pending.push(entry);
+      pending.push(redactEntry(entry));
       draining ??= Promise.resolve().then(drain);
       return draining;
     },

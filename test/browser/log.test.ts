@@ -114,7 +114,8 @@ describe('request log', () => {
       const where = `${step.method} ${step.url}`;
       expect(e, where).toEqual(only(rows, ids[i]!)[0]); // the stored entry is the broadcast one
       expect(e.method, where).toBe(step.method);
-      expect(e.url, where).toBe(step.url.replace(PAGE_ORIGIN, origin));
+      // As requested, except a presigned Signature, which the log never holds (shown as …).
+      expect(e.url, where).toBe(step.url.replace(PAGE_ORIGIN, origin).replace(/([?&]Signature=)[^&]*/, '$1…'));
       expect(e.operation, where).toBe(want.operation);
       if (want.bucket !== undefined) expect(e.bucket, where).toBe(want.bucket);
       else expect(e.bucket, where).toBe('logbook');
@@ -133,7 +134,7 @@ describe('request log', () => {
       // Headers as pairs: what was sent, and what was answered (every header the page could see).
       const sent = new Map(e.requestHeaders.map(([n, v]) => [n.toLowerCase(), v]));
       for (const [name, value] of Object.entries(step.headers ?? {})) expect(sent.get(name), `${where} request ${name}`).toBe(value);
-      if (step.auth !== 'anon') expect(sent.get('authorization'), where).toMatch(/^SVC svcadmin:/);
+      if (step.auth !== 'anon') expect(sent.get('authorization'), where).toBe('SVC svcadmin:…');
       const answered = new Map(e.responseHeaders.map(([n, v]) => [n.toLowerCase(), v]));
       expect(answered.get('x-svc-request-id'), where).toBe(ids[i]);
       for (const [name, value] of Object.entries(r.headers)) expect(answered.get(name), `${where} response ${name}`).toBe(value);
