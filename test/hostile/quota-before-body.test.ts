@@ -11,13 +11,13 @@
 // - the handler in the browser's mode: an endless body is cancelled after about the quota.
 import { describe, it, expect, afterAll } from 'vitest';
 import http from 'node:http';
-import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { unwrap } from 'idb';
 import { newService, send, errorCode, type SendOptions } from '../support/service.ts';
 import { signHeaders, ROOT } from '../support/sign.ts';
 import { accountXml, dbState, orphans } from './identity-helpers.ts';
+import { freePort } from '../support/ports.ts';
 
 type Creds = { accessKeyId: string; secret: string };
 const QUOTA: Creds = { accessKeyId: 'tiny', secret: 'tiny-secret' };
@@ -30,16 +30,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ------------------------------------------------------------------------------------------------
 // the server in a child process
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resident memory of a process, in bytes (Linux). */
 function rss(pid: number): number {

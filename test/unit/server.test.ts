@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { signHeaders } from '../support/sign.ts';
 import { startServer } from '../../node/server.ts';
+import { freePort } from '../support/ports.ts';
 
 const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 
@@ -64,16 +65,6 @@ function request(port: number, o: ReqOpts): Promise<HttpRes> {
 const code = (text: string) => /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
 const md5hex = (b: string | Buffer) => createHash('md5').update(b).digest('hex');
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

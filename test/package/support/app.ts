@@ -2,10 +2,12 @@
 // installed by npm, the app's own Vite, the `swbucket` bin, `vite build` and `vite preview`.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../../support/ports.ts';
+
+export { freePort };
 
 const exec = promisify(execFile);
 
@@ -47,16 +49,6 @@ export function npmInstall(dir: string, packages: string[]): Promise<string> {
   return run(dir, 'npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...packages]);
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Served {
   url: string;
