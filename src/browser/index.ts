@@ -1,3 +1,5 @@
 // swbucket/browser: start the service from a page.
 export { startService, ServiceStartError, PAGE_VERSION } from './start.ts';
-export type { StartOptions, RunningService, StartFailure } from './start.ts';
+export type { StartOptions, RunningService, StartFailure, StorageState } from './start.ts';
+export { deleteAllData, DeleteDataError } from './data.ts';
+export type { DeleteAllDataOptions } from './data.ts';

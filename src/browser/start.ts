@@ -4,6 +4,7 @@
 // means the page is controlled and the worker answered the hello with the page's version.
 import { DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
 import { VERSION } from '../../protocol/version.ts';
+import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
 
 /** The swbucket version of this page's code; the worker reports its own. */
 export const PAGE_VERSION: string = VERSION;
@@ -31,6 +32,21 @@ export interface StartOptions {
   register?: boolean;
   /** Give up waiting for the worker after this long. Default 15 s. */
   timeoutMs?: number;
+  /**
+   * Ask the browser to keep this origin's storage (`navigator.storage.persist()`) so that it is not
+   * evicted when the device runs low on space. Default true. The answer is in `storage.persisted`.
+   */
+  persist?: boolean;
+}
+
+/** Whether the browser keeps this origin's data (README, "Good to know": "What a browser may evict"). */
+export interface StorageState {
+  /**
+   * true: persistent, evicted only by the user. false: best-effort, the browser may evict it under
+   * storage pressure. null: the browser offers no answer (no `navigator.storage`). When the browser
+   * asks the user (Firefox), this is the state when startService resolved, updated when they answer.
+   */
+  persisted: boolean | null;
 }
 
 export interface RunningService {
@@ -43,6 +59,10 @@ export interface RunningService {
   /** The worker's script URL: swbucket's sw.js, or the app's own worker. */
   scriptUrl: string;
   registration: ServiceWorkerRegistration;
+  /** Whether the origin's storage is persistent (asked for unless `persist: false`). */
+  storage: StorageState;
+  /** Deletes this instance's database and request log: `deleteAllData(service)`. */
+  deleteAllData(options?: DeleteAllDataOptions): Promise<void>;
   /**
    * The same URL on this page's mount: what a link, a download or a new tab needs, since a
    * navigation to the service's own hosts never reaches this origin's worker. Takes a URL of the
@@ -176,6 +196,12 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const ownScript = new URL(options.scriptUrl ?? 'sw.js', document.baseURI);
   const scope = new URL(options.scope ?? './', ownScript).href;
 
+  // Asked while the worker starts: a browser that asks the user (Firefox) must not hold up the start.
+  const storage: StorageState = { persisted: null };
+  const storageAnswer = storageState(options.persist !== false).then((persisted) => {
+    storage.persisted = persisted;
+  });
+
   const { registration, registered } = await registrationFor(ownScript, scope, options, timeoutMs);
 
   if (navigator.serviceWorker.controller && (registration.installing || registration.waiting) && registered) {
@@ -227,8 +253,37 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         + 'Pass the same options to the worker (createFetchHandler) and to startService.');
     }
   }
-  return {
+  // Chromium answers at once; a prompt the user has not answered yet leaves today's state.
+  await Promise.race([storageAnswer, new Promise((resolve) => setTimeout(resolve, PERSIST_WAIT_MS))]);
+  if (storage.persisted === null) storage.persisted = await persistedNow();
+  const service: RunningService = {
     endpoint: info.endpoint, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready,
+    storage, deleteAllData: (deleteOptions) => deleteAllData(service, deleteOptions),
     mountUrl: mountUrlFor(info),
   };
+  return service;
+}
+
+/** How long startService waits for persist() once the worker is ready. */
+const PERSIST_WAIT_MS = 1000;
+
+/** navigator.storage.persisted(), or null where the browser has no answer; never throws. */
+async function persistedNow(): Promise<boolean | null> {
+  try {
+    return typeof navigator.storage?.persisted === 'function' ? await navigator.storage.persisted() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Asks for persistent storage (when `ask`) and says whether the origin has it; never throws. */
+async function storageState(ask: boolean): Promise<boolean | null> {
+  if (ask && typeof navigator.storage?.persist === 'function') {
+    try {
+      return await navigator.storage.persist();
+    } catch {
+      // e.g. an opaque origin: fall through to what the browser says now
+    }
+  }
+  return persistedNow();
 }

@@ -96,6 +96,17 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
   };
 }
 
+/** How many entries the log holds; 0 when it does not exist yet (and it is not created then). */
+export async function countLog(factory: IDBFactory = globalThis.indexedDB, database = LOG_DB): Promise<number> {
+  if (typeof factory.databases === 'function' && !(await factory.databases()).some((d) => d.name === database)) return 0;
+  const db = await openLogDatabase(factory, undefined, database);
+  try {
+    return await db.count('entries');
+  } finally {
+    db.close();
+  }
+}
+
 /** The newest entries first, at most `limit` (for the console and the tests). */
 export async function readLog(limit = 100, factory?: IDBFactory, database = LOG_DB): Promise<LoggedEntry[]> {
   const db = await openLogDatabase(factory, undefined, database);
