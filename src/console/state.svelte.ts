@@ -105,6 +105,13 @@ class ConsoleState {
   describe(e: unknown): string {
     if (e && typeof e === 'object' && 'code' in e && 'message' in e) {
       const err = e as { code: string; message: string; requestId?: string | null };
+      // IndexedDB itself refused the write (sw/core/errors.ts): not an account quota, the browser's
+      // storage for the whole site. Say so, and what frees it.
+      if (err.code === 'QuotaExceeded' && err.message.startsWith('The browser refused')) {
+        return "The browser's storage for this site is full. Delete objects you no longer need (or abort unfinished uploads), "
+          + 'or see Settings → Storage; when even a delete is refused, Settings → Delete all data still works. '
+          + `(QuotaExceeded${err.requestId ? `, request ${err.requestId}` : ''})`;
+      }
       return `${err.code}: ${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}`;
     }
     return e instanceof Error ? e.message : String(e);
