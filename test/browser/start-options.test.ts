@@ -7,12 +7,11 @@
 // worker does not serve are refused; mountUrl() turns a presigned URL into one a navigation reaches.
 import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { launchChromium } from './support/chromium.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { inlineHashWorker } from '../../scripts/bundles.ts';
+import { bundleLab } from './support/lab.ts';
 import type * as Swbucket from '../../src/index.ts';
 
 const MiB = 1024 * 1024;
@@ -34,26 +33,6 @@ declare global {
   }
 }
 
-/** src/index.ts as one classic script that sets window.lib; the hashing worker inlined as in the package build. */
-async function bundleLab(): Promise<string> {
-  const out = await build({
-    stdin: {
-      contents: "import { createClient, SvcClientError, startService, ServiceStartError } from './src/index.ts';\n"
-        + 'window.lib = { createClient, SvcClientError, startService, ServiceStartError };\n',
-      resolveDir: process.cwd(),
-      sourcefile: 'lab-entry.ts',
-      loader: 'ts',
-    },
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    plugins: [inlineHashWorker()],
-    logLevel: 'warning',
-  });
-  return out.outputFiles[0]!.text;
-}
 
 const LAB_HTML = '<!doctype html><meta charset="utf-8"><title>swbucket lab</title><script src="/lab.js"></script><body>lab</body>\n';
 
@@ -115,7 +94,7 @@ const contexts: BrowserContext[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
   site = await startStaticServer();
-  site.bodies.set('/lab.js', await bundleLab());
+  site.bodies.set('/lab.js', await bundleLab('lib', ['createClient', 'SvcClientError', 'startService', 'ServiceStartError']));
   site.bodies.set('/lab.html', LAB_HTML);
   // The same page under a policy that lets same-origin workers (the service worker) start but refuses blob: ones.
   site.bodies.set('/lab-csp.html', LAB_HTML);

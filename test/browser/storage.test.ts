@@ -5,10 +5,9 @@
 // confirmation that names what goes. The lab page bundles src/index.ts as in start-options.test.ts.
 import { describe, it, expect, beforeAll, afterAll, afterEach, inject } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { build } from 'esbuild';
 import { launchChromium } from './support/chromium.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { inlineHashWorker } from '../../scripts/bundles.ts';
+import { bundleLab } from './support/lab.ts';
 import type * as Swbucket from '../../src/index.ts';
 import { expectNotice, formatBytes, freshService, nav, openConsole, storedLog, withClient } from './console-helpers.ts';
 
@@ -21,25 +20,6 @@ declare global {
   }
 }
 
-async function bundleLab(): Promise<string> {
-  const out = await build({
-    stdin: {
-      contents: "import { createClient, startService, deleteAllData, DeleteDataError } from './src/index.ts';\n"
-        + 'window.storageLab = { createClient, startService, deleteAllData, DeleteDataError };\n',
-      resolveDir: process.cwd(),
-      sourcefile: 'lab-entry.ts',
-      loader: 'ts',
-    },
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    plugins: [inlineHashWorker()],
-    logLevel: 'warning',
-  });
-  return out.outputFiles[0]!.text;
-}
 
 /** Runs at document start: counts calls of navigator.storage.persist(). */
 function countPersistCalls(): void {
@@ -58,7 +38,7 @@ const contexts: BrowserContext[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
   site = await startStaticServer();
-  site.bodies.set('/lab.js', await bundleLab());
+  site.bodies.set('/lab.js', await bundleLab('storageLab', ['createClient', 'startService', 'deleteAllData', 'DeleteDataError']));
   site.bodies.set('/lab.html', '<!doctype html><meta charset="utf-8"><title>swbucket lab</title><script src="/lab.js"></script><body>lab</body>\n');
 });
 afterEach(async () => {
