@@ -11,7 +11,8 @@
 //   bucket owner before it writes anything, so a write over the quota changes nothing.
 // - a write commits only into the bucket its request was authorised for: it is given that bucket's
 //   identity (BucketRef) and re-reads the bucket by name in its own transaction, refusing when the
-//   name now belongs to another bucket (docs/browser.md, "Bucket identity").
+//   name now belongs to another bucket (docs/browser.md, "Bucket identity"). A read of a bucket's
+//   contents does the same in its one readonly transaction, so it never sees another bucket's data.
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
@@ -34,6 +35,8 @@ type Names = StoreNames<Schema>;
 type Db = IDBPDatabase<Schema>;
 /** A readwrite transaction over whichever stores the caller named. */
 type Tx = IDBPTransaction<Schema, Names[], 'readwrite'>;
+/** A readonly transaction over whichever stores the caller named. */
+type ReadTx = IDBPTransaction<Schema, Names[], 'readonly'>;
 
 /** The account a new database starts with (docs/protocol.md, "Accounts"). */
 const ROOT_ACCOUNT_RECORD: Account = {
@@ -287,7 +290,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
    * bucket `ref` names; else undefined. A mismatch means the cached bucket records may be stale
    * (another runtime on the same database), so they go.
    */
-  async function sameBucket(tx: Tx, ref: BucketRef): Promise<BucketRecord | undefined> {
+  async function sameBucket(tx: Tx | ReadTx, ref: BucketRef): Promise<BucketRecord | undefined> {
     const bucket = await tx.objectStore('buckets').get(ref.name);
     if (bucket && bucket.id === ref.id) return bucket;
     dropCaches();
@@ -310,19 +313,30 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     });
   }
 
+  /**
+   * A read within one bucket: one readonly transaction over `names` and the bucket record, which
+   * goes on only when the record still is the bucket the request was authorised for.
+   */
+  async function bucketRead<T>(
+    ref: BucketRef,
+    names: Names[],
+    body: (tx: ReadTx, bucket: BucketRecord) => Promise<T>,
+  ): Promise<T | 'noSuchBucket'> {
+    const tx = (await db()).transaction(['buckets', ...names], 'readonly');
+    const bucket = await sameBucket(tx, ref);
+    return bucket ? body(tx, bucket) : 'noSuchBucket';
+  }
+
   /** The upload, when it is in progress in `bucket` (the same name and identity). */
-  async function uploadIn(tx: Tx, bucket: BucketRecord, uploadId: string): Promise<UploadRecord | undefined> {
+  async function uploadIn(tx: Tx | ReadTx, bucket: BucketRecord, uploadId: string): Promise<UploadRecord | undefined> {
     const upload = await tx.objectStore('uploads').get(uploadId);
     return upload && upload.bucket === bucket.name && upload.bucketId === bucket.id ? upload : undefined;
   }
 
-  async function readVersion(bucket: string, key: string, versionId?: number) {
-    const tx = (await db()).transaction(['objects', 'versions', 'bodies'], 'readonly');
-    let object = await tx.objectStore('objects').get([bucket, key]);
-    if (versionId !== undefined && object?.versionId !== versionId) {
-      object = await tx.objectStore('versions').get([bucket, key, versionId]);
-    }
-    return { tx, object };
+  async function readVersion(tx: ReadTx, bucket: string, key: string, versionId?: number) {
+    const object = await tx.objectStore('objects').get([bucket, key]);
+    if (versionId === undefined || object?.versionId === versionId) return object;
+    return tx.objectStore('versions').get([bucket, key, versionId]);
   }
 
   const store = {
@@ -362,6 +376,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     getBucket,
+
+    async readBucket(ref: BucketRef) {
+      return bucketRead(ref, [], async (_tx, bucket) => bucket);
+    },
 
     async listBuckets(owner: string) {
       return (await (await db()).getAll('buckets')).filter((b) => b.owner === owner);
@@ -408,21 +426,24 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       }, accessWrite);
     },
 
-    async headObject(bucket: string, key: string, versionId?: number) {
-      return (await readVersion(bucket, key, versionId)).object;
+    headObject(ref: BucketRef, key: string, versionId?: number) {
+      return bucketRead(ref, ['objects', 'versions'], (tx) => readVersion(tx, ref.name, key, versionId));
     },
 
-    async getObject(bucket: string, key: string, versionId?: number) {
-      const { tx, object } = await readVersion(bucket, key, versionId);
-      if (!object) return undefined;
-      const blobs = await Promise.all(object.chunks.map((c) => tx.objectStore('bodies').get(c.id)));
-      const parts = blobs.map((b, i) => {
-        if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
-        return b.blob;
+    getObject(ref: BucketRef, key: string, versionId?: number) {
+      const bucket = ref.name;
+      return bucketRead(ref, ['objects', 'versions', 'bodies'], async (tx) => {
+        const object = await readVersion(tx, bucket, key, versionId);
+        if (!object) return undefined;
+        const blobs = await Promise.all(object.chunks.map((c) => tx.objectStore('bodies').get(c.id)));
+        const parts = blobs.map((b, i) => {
+          if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
+          return b.blob;
+        });
+        // One chunk is served as is; several are composed without copying bytes.
+        const body = parts.length === 1 ? parts[0]! : new Blob(parts);
+        return { object, body };
       });
-      // One chunk is served as is; several are composed without copying bytes.
-      const body = parts.length === 1 ? parts[0]! : new Blob(parts);
-      return { object, body };
     },
 
     async roomFor(ref: BucketRef, target: WriteTarget) {
@@ -511,86 +532,90 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    async listObjects(bucket: string, o: ListObjectsOptions): Promise<ListObjectsResult> {
-      const tx = (await db()).transaction('objects', 'readonly');
-      const entries: ListEntry[] = [];
-      let truncated = false;
-      // Start after the marker or at the prefix, whichever is later.
-      const range = o.marker >= o.prefix ? bucketRange(bucket, o.marker, true) : bucketRange(bucket, o.prefix);
-      let lastPrefix: string | undefined;
-      let cursor = await tx.store.openCursor(range);
-      while (cursor) {
-        const key = cursor.value.key;
-        if (!key.startsWith(o.prefix)) break; // sorted: past every key with the prefix
-        const cut = o.delimiter ? key.indexOf(o.delimiter, o.prefix.length) : -1;
-        if (cut >= 0) {
-          const common = key.slice(0, cut + o.delimiter.length);
-          // A common prefix at or before the marker was listed on an earlier page.
-          if (common !== lastPrefix && common > o.marker) {
-            if (entries.length === o.maxKeys) {
-              truncated = true;
-              break;
+    listObjects(ref: BucketRef, o: ListObjectsOptions) {
+      const bucket = ref.name;
+      return bucketRead(ref, ['objects'], async (tx): Promise<ListObjectsResult> => {
+        const entries: ListEntry[] = [];
+        let truncated = false;
+        // Start after the marker or at the prefix, whichever is later.
+        const range = o.marker >= o.prefix ? bucketRange(bucket, o.marker, true) : bucketRange(bucket, o.prefix);
+        let lastPrefix: string | undefined;
+        let cursor = await tx.objectStore('objects').openCursor(range);
+        while (cursor) {
+          const key = cursor.value.key;
+          if (!key.startsWith(o.prefix)) break; // sorted: past every key with the prefix
+          const cut = o.delimiter ? key.indexOf(o.delimiter, o.prefix.length) : -1;
+          if (cut >= 0) {
+            const common = key.slice(0, cut + o.delimiter.length);
+            // A common prefix at or before the marker was listed on an earlier page.
+            if (common !== lastPrefix && common > o.marker) {
+              if (entries.length === o.maxKeys) {
+                truncated = true;
+                break;
+              }
+              entries.push({ kind: 'prefix', prefix: common });
             }
-            entries.push({ kind: 'prefix', prefix: common });
+            lastPrefix = common;
+            // Skip the rest of the group in one step when possible.
+            const next = common + '\uffff';
+            cursor = next > key ? await cursor.continue([bucket, next]) : await cursor.continue();
+            continue;
           }
-          lastPrefix = common;
-          // Skip the rest of the group in one step when possible.
-          const next = common + '\uffff';
-          cursor = next > key ? await cursor.continue([bucket, next]) : await cursor.continue();
-          continue;
-        }
-        if (entries.length === o.maxKeys) {
-          truncated = true;
-          break;
-        }
-        entries.push({ kind: 'object', object: cursor.value });
-        cursor = await cursor.continue();
-      }
-      return { entries, truncated };
-    },
-
-    async listObjectVersions(bucket: string, o: ListObjectVersionsOptions) {
-      const tx = (await db()).transaction(['objects', 'versions'], 'readonly');
-      // Keys come from two stores (a key may have history and no current object): walk both in
-      // key order, and for each key list the current object, then its history newest first.
-      const start = o.marker >= o.prefix ? o.marker : o.prefix;
-      const skipStart = o.marker >= o.prefix && o.marker !== '' && o.versionIdMarker === '';
-      let objects = await tx.objectStore('objects').openCursor(bucketRange(bucket, start, skipStart));
-      let history = await tx.objectStore('versions').openCursor(
-        IDBKeyRange.bound([bucket, start, skipStart ? Infinity : -Infinity], [bucket, []], skipStart, true));
-      const versions: VersionEntry[] = [];
-      let truncated = false;
-      for (;;) {
-        const candidates = [objects?.value.key, history?.value.key].filter((k): k is string => k !== undefined);
-        if (candidates.length === 0) break;
-        const key = candidates.reduce((a, b) => (b < a ? b : a));
-        if (!key.startsWith(o.prefix)) break;
-        let forKey: VersionEntry[] = [];
-        if (objects && objects.value.key === key) {
-          forKey.push({ object: objects.value, isLatest: true });
-          objects = await objects.continue();
-        }
-        const older: ObjectRecord[] = [];
-        while (history && history.value.key === key) {
-          older.push(history.value);
-          history = await history.continue();
-        }
-        forKey.push(...older.reverse().map((object) => ({ object, isLatest: false })));
-        if (key === o.marker && o.versionIdMarker !== '') {
-          const at = forKey.findIndex((v) => String(v.object.versionId ?? 'null') === o.versionIdMarker);
-          forKey = at >= 0 ? forKey.slice(at + 1)
-            : forKey.filter((v) => v.object.versionId !== undefined && v.object.versionId < Number(o.versionIdMarker));
-        }
-        for (const v of forKey) {
-          if (versions.length === o.maxKeys) {
+          if (entries.length === o.maxKeys) {
             truncated = true;
             break;
           }
-          versions.push(v);
+          entries.push({ kind: 'object', object: cursor.value });
+          cursor = await cursor.continue();
         }
-        if (truncated) break;
-      }
-      return { versions, truncated };
+        return { entries, truncated };
+      });
+    },
+
+    listObjectVersions(ref: BucketRef, o: ListObjectVersionsOptions) {
+      const bucket = ref.name;
+      return bucketRead(ref, ['objects', 'versions'], async (tx) => {
+        // Keys come from two stores (a key may have history and no current object): walk both in
+        // key order, and for each key list the current object, then its history newest first.
+        const start = o.marker >= o.prefix ? o.marker : o.prefix;
+        const skipStart = o.marker >= o.prefix && o.marker !== '' && o.versionIdMarker === '';
+        let objects = await tx.objectStore('objects').openCursor(bucketRange(bucket, start, skipStart));
+        let history = await tx.objectStore('versions').openCursor(
+          IDBKeyRange.bound([bucket, start, skipStart ? Infinity : -Infinity], [bucket, []], skipStart, true));
+        const versions: VersionEntry[] = [];
+        let truncated = false;
+        for (;;) {
+          const candidates = [objects?.value.key, history?.value.key].filter((k): k is string => k !== undefined);
+          if (candidates.length === 0) break;
+          const key = candidates.reduce((a, b) => (b < a ? b : a));
+          if (!key.startsWith(o.prefix)) break;
+          let forKey: VersionEntry[] = [];
+          if (objects && objects.value.key === key) {
+            forKey.push({ object: objects.value, isLatest: true });
+            objects = await objects.continue();
+          }
+          const older: ObjectRecord[] = [];
+          while (history && history.value.key === key) {
+            older.push(history.value);
+            history = await history.continue();
+          }
+          forKey.push(...older.reverse().map((object) => ({ object, isLatest: false })));
+          if (key === o.marker && o.versionIdMarker !== '') {
+            const at = forKey.findIndex((v) => String(v.object.versionId ?? 'null') === o.versionIdMarker);
+            forKey = at >= 0 ? forKey.slice(at + 1)
+              : forKey.filter((v) => v.object.versionId !== undefined && v.object.versionId < Number(o.versionIdMarker));
+          }
+          for (const v of forKey) {
+            if (versions.length === o.maxKeys) {
+              truncated = true;
+              break;
+            }
+            versions.push(v);
+          }
+          if (truncated) break;
+        }
+        return { versions, truncated };
+      });
     },
 
     createMultipartUpload(ref: BucketRef, upload: Omit<UploadRecord, 'bucket' | 'bucketId'>) {
@@ -669,33 +694,38 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       });
     },
 
-    async listParts(uploadId: string, marker: number, max: number) {
-      const parts = await (await db()).getAll('parts', partRange(uploadId, marker), max + 1);
-      return { parts: parts.slice(0, max), truncated: parts.length > max };
+    listParts(ref: BucketRef, uploadId: string, marker: number, max: number) {
+      return bucketRead(ref, ['uploads', 'parts'], async (tx, bucket) => {
+        if (!(await uploadIn(tx, bucket, uploadId))) return 'noSuchUpload' as const;
+        const parts = await tx.objectStore('parts').getAll(partRange(uploadId, marker), max + 1);
+        return { parts: parts.slice(0, max), truncated: parts.length > max };
+      });
     },
 
-    async listMultipartUploads(bucket: string, o: ListMultipartUploadsOptions) {
-      // Start after (key-marker, upload-id-marker), or after every upload of key-marker when no
-      // upload-id-marker is given; never before the prefix.
-      const after: [string, string, string] | [string, string, string[]] = o.uploadIdMarker
-        ? [bucket, o.keyMarker, o.uploadIdMarker]
-        : [bucket, o.keyMarker, []];
-      const from: [string, string] | [string, string, string] | [string, string, string[]] =
-        o.keyMarker !== '' && o.keyMarker >= o.prefix ? after : [bucket, o.prefix];
-      const range = IDBKeyRange.bound(from, [bucket, []], from.length === 3, true);
-      const tx = (await db()).transaction('uploads', 'readonly');
-      const uploads: UploadRecord[] = [];
-      let truncated = false;
-      let cursor = await tx.store.index('byBucketKey').openCursor(range);
-      while (cursor && cursor.value.key.startsWith(o.prefix)) {
-        if (uploads.length === o.maxUploads) {
-          truncated = true;
-          break;
+    listMultipartUploads(ref: BucketRef, o: ListMultipartUploadsOptions) {
+      const bucket = ref.name;
+      return bucketRead(ref, ['uploads'], async (tx) => {
+        // Start after (key-marker, upload-id-marker), or after every upload of key-marker when no
+        // upload-id-marker is given; never before the prefix.
+        const after: [string, string, string] | [string, string, string[]] = o.uploadIdMarker
+          ? [bucket, o.keyMarker, o.uploadIdMarker]
+          : [bucket, o.keyMarker, []];
+        const from: [string, string] | [string, string, string] | [string, string, string[]] =
+          o.keyMarker !== '' && o.keyMarker >= o.prefix ? after : [bucket, o.prefix];
+        const range = IDBKeyRange.bound(from, [bucket, []], from.length === 3, true);
+        const uploads: UploadRecord[] = [];
+        let truncated = false;
+        let cursor = await tx.objectStore('uploads').index('byBucketKey').openCursor(range);
+        while (cursor && cursor.value.key.startsWith(o.prefix)) {
+          if (uploads.length === o.maxUploads) {
+            truncated = true;
+            break;
+          }
+          uploads.push(cursor.value);
+          cursor = await cursor.continue();
         }
-        uploads.push(cursor.value);
-        cursor = await cursor.continue();
-      }
-      return { uploads, truncated };
+        return { uploads, truncated };
+      });
     },
   };
   return store;

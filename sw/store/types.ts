@@ -1,7 +1,9 @@
 // The Store: everything the handler keeps, behind operation-sized methods. Each write method is
 // one atomic step (one IndexedDB transaction in idb.ts): it checks what it depends on inside that
 // step, so a racing request can never leave half an object, or an object in a deleted bucket or
-// in another bucket created since under the same name (BucketRef).
+// in another bucket created since under the same name (BucketRef). A read of a bucket's contents is
+// likewise given the bucket it was authorised for, and answers 'noSuchBucket' rather than read
+// another bucket of that name.
 // Refusals are results; a write the browser has no room for throws StoreQuotaError (errors.ts).
 
 export type Acl = 'private' | 'public-read';
@@ -110,6 +112,9 @@ export interface ListObjectsResult {
  */
 export type BucketRef = Pick<BucketRecord, 'name' | 'id'>;
 
+/** The answer of a read given a BucketRef when the name now belongs to no bucket, or another one. */
+export type NoSuchBucket = 'noSuchBucket';
+
 /** Where a write's bytes go, for the quota estimate before its body is read (Store.roomFor). */
 export type WriteTarget = { key: string } | { uploadId: string; partNumber: number };
 
@@ -132,6 +137,8 @@ export interface Store {
   /** For access checks. Its nextVersionId may lag behind writes, which read it in their own step. */
   getBucket(name: string): Promise<BucketRecord | undefined>;
   listBuckets(owner: string): Promise<BucketRecord[]>;
+  /** The bucket record read fresh, when it still is the bucket `bucket` names. */
+  readBucket(bucket: BucketRef): Promise<BucketRecord | NoSuchBucket>;
   /**
    * Gives the bucket a new identity (`id`) and stores it. Fails when the owner account is gone
    * (removed while this request was on its way).
@@ -143,9 +150,9 @@ export interface Store {
   putBucketVersioning(bucket: BucketRef, status: VersioningStatus): Promise<WriteResult>;
 
   /** Metadata only; the current object, or with `versionId` that version (current or historical). */
-  headObject(bucket: string, key: string, versionId?: number): Promise<ObjectRecord | undefined>;
+  headObject(bucket: BucketRef, key: string, versionId?: number): Promise<ObjectRecord | undefined | NoSuchBucket>;
   /** Metadata and bytes read in one snapshot: a racing write is seen whole or not at all. */
-  getObject(bucket: string, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Blob } | undefined>;
+  getObject(bucket: BucketRef, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Blob } | undefined | NoSuchBucket>;
   /**
    * Bytes a write to `target` may bring without passing the bucket owner's quota, as things stand:
    * what the quota leaves, plus what the write would free (the object it replaces when versioning
@@ -171,9 +178,9 @@ export interface Store {
   moveObject(bucket: BucketRef, from: string, to: string, lastModified: number): Promise<ObjectRecord | 'noSuchKey' | 'noSuchBucket'>;
   /** Replaces the response metadata; bytes and ETag stay. */
   putObjectMeta(bucket: BucketRef, key: string, headers: ObjectHeaders, lastModified: number): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
-  listObjects(bucket: string, options: ListObjectsOptions): Promise<ListObjectsResult>;
+  listObjects(bucket: BucketRef, options: ListObjectsOptions): Promise<ListObjectsResult | NoSuchBucket>;
   /** Every version, by key, newest first within a key. */
-  listObjectVersions(bucket: string, options: ListObjectVersionsOptions): Promise<{ versions: VersionEntry[]; truncated: boolean }>;
+  listObjectVersions(bucket: BucketRef, options: ListObjectVersionsOptions): Promise<{ versions: VersionEntry[]; truncated: boolean } | NoSuchBucket>;
 
   /** Starts an upload that belongs to `bucket` (name and identity); fails when the bucket is gone. */
   createMultipartUpload(bucket: BucketRef, upload: Omit<UploadRecord, 'bucket' | 'bucketId'>): Promise<WriteResult>;
@@ -197,10 +204,10 @@ export interface Store {
   ): Promise<ObjectRecord | CompleteRefusal>;
   /** Ends the upload and deletes its parts. */
   abortMultipartUpload(bucket: BucketRef, uploadId: string): Promise<'ok' | 'noSuchBucket' | 'noSuchUpload'>;
-  /** Parts with a number above `marker`, ascending, at most `max`. */
-  listParts(uploadId: string, marker: number, max: number): Promise<{ parts: PartRecord[]; truncated: boolean }>;
+  /** Parts with a number above `marker`, ascending, at most `max`, of an upload in progress in `bucket`. */
+  listParts(bucket: BucketRef, uploadId: string, marker: number, max: number): Promise<{ parts: PartRecord[]; truncated: boolean } | 'noSuchUpload' | NoSuchBucket>;
   /** In-progress uploads ordered by key, then uploadId. */
-  listMultipartUploads(bucket: string, options: ListMultipartUploadsOptions): Promise<{ uploads: UploadRecord[]; truncated: boolean }>;
+  listMultipartUploads(bucket: BucketRef, options: ListMultipartUploadsOptions): Promise<{ uploads: UploadRecord[]; truncated: boolean } | NoSuchBucket>;
 
   close(): void;
 }

@@ -8,6 +8,10 @@
 // server) and contentLength: 'body' (the browser worker). A write with a body is held in the middle
 // of it by a ReadableStream the test controls; one without is held right after its ownership check
 // (its getBucket) by a store wrapper that pauses there.
+//
+// Every read likewise: held after its check (or after it found its upload, or its first object),
+// it answers 404 NoSuchBucket and returns nothing of Bob's — no bytes, no listing, no metadata —
+// rather than read his bucket of the same name.
 import { describe, it, expect } from 'vitest';
 import { IDBFactory } from 'fake-indexeddb';
 import { unwrap } from 'idb';
@@ -29,22 +33,25 @@ const X = 'http://contested.svc.localhost';
 const SRC = 'http://alice-src.svc.localhost';
 const tag = (text: string, name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(text)?.[1];
 
-type Read = 'getBucket' | 'getUpload';
+type Read = 'getBucket' | 'getUpload' | 'getObject';
+/** Which call of the armed kind to hold, by its arguments; the first one when absent. */
+type When = (...args: unknown[]) => boolean;
 
 /**
- * A store whose next read of the armed kind returns only when released: getBucket holds a request
- * right after its ownership check, getUpload right after it found its upload.
+ * A store whose next read of the armed kind (and arguments) returns only when released: getBucket
+ * holds a request right after its ownership check, getUpload right after it found its upload,
+ * getObject right after that read.
  */
 function pausing(store: Store) {
-  let armed: { read: Read; reached: () => void; go: Promise<void> } | undefined;
+  let armed: { read: Read; when?: When; reached: () => void; go: Promise<void> } | undefined;
   const proxy = new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== 'getBucket' && prop !== 'getUpload') return value;
-      return async (name: string) => {
-        const found = await (target[prop] as (n: string) => Promise<unknown>)(name);
+      if (prop !== 'getBucket' && prop !== 'getUpload' && prop !== 'getObject') return value;
+      return async (...args: unknown[]) => {
+        const found = await (target[prop] as (...a: unknown[]) => Promise<unknown>)(...args);
         const a = armed;
-        if (a?.read === prop) {
+        if (a?.read === prop && (a.when?.(...args) ?? true)) {
           armed = undefined;
           a.reached();
           await a.go;
@@ -55,11 +62,11 @@ function pausing(store: Store) {
   });
   return {
     store: proxy,
-    arm(read: Read) {
+    arm(read: Read, when?: When) {
       let reached!: () => void;
       let release!: () => void;
       const at = new Promise<void>((r) => (reached = r));
-      armed = { read, reached, go: new Promise<void>((r) => (release = r)) };
+      armed = { read, ...(when ? { when } : {}), reached, go: new Promise<void>((r) => (release = r)) };
       return { reached: at, release };
     },
   };
@@ -87,10 +94,15 @@ interface Held {
   /** Resolves once the request is under way past its checks (reading its body, or paused after getBucket). */
   started: Promise<void>;
   release(): void;
-  answer: Promise<{ status: number; text: string }>;
+  answer: Promise<Answer>;
+}
+interface Answer {
+  status: number;
+  text: string;
+  headers: Headers;
 }
 
-const answered = (r: Response) => r.text().then((text) => ({ status: r.status, text }));
+const answered = (r: Response) => r.text().then((text) => ({ status: r.status, text, headers: r.headers }));
 
 /** A signed request whose body stops halfway until released. */
 function heldBody(s: Scene, method: string, url: string, body: string, headers: Record<string, string> = {}): Held {
@@ -119,10 +131,13 @@ function heldBody(s: Scene, method: string, url: string, body: string, headers: 
   return { started: guard(started, answer), release, answer };
 }
 
-/** A request held right after its ownership check (or, with 'getUpload', after finding its upload). */
-function heldAfterCheck(s: Scene, method: string, url: string, o: SendOptions = {}, at: Read = 'getBucket'): Held {
-  const gate = s.pause.arm(at);
-  const answer = s.call(method, url, ALICE, o).then((r) => ({ status: r.status, text: r.text }));
+/**
+ * A request held right after its ownership check (or, with 'getUpload', after finding its upload;
+ * with 'getObject', after reading an object), of the call `when` picks when given.
+ */
+function heldAfterCheck(s: Scene, method: string, url: string, o: SendOptions = {}, at: Read = 'getBucket', when?: When): Held {
+  const gate = s.pause.arm(at, when);
+  const answer = s.call(method, url, ALICE, o).then((r) => ({ status: r.status, text: r.text, headers: r.headers }));
   return { started: guard(gate.reached, answer), release: gate.release, answer };
 }
 
@@ -147,6 +162,8 @@ interface Case {
   bob?(s: Scene): Promise<void>;
   /** Further checks, after the database was compared. */
   after?(s: Scene): Promise<void>;
+  /** Further checks of Alice's answer (a HEAD has no body to carry the error code). */
+  answer?(r: Answer): void;
 }
 
 const BOB_BYTES = 'bob-bytes-'.repeat(10);
@@ -320,30 +337,164 @@ const cases: Case[] = [
   },
 ];
 
-for (const mode of ['header', 'body'] as Mode[]) {
-  describe(`Alice's write commits after her bucket was deleted and Bob created one of the same name (contentLength: '${mode}')`, () => {
-    for (const c of cases) {
-      it(`${c.name} → 404 NoSuchBucket, nothing changed`, async () => {
-        const s = await scene(mode);
-        const v = (await c.before?.(s)) ?? {};
-        const held = c.request(s, v);
-        await held.started;
+// ---- reads ------------------------------------------------------------------------------------
 
-        await c.clear?.(s, v);
-        await s.ok('DELETE', `${X}/`, ALICE);
-        await s.ok('PUT', `${X}/`, BOB);
-        await c.bob?.(s);
-        const before = await dbState(await s.db());
+const DST = 'http://alice-dst.svc.localhost';
+const alicePutsK = async (s: Scene) => {
+  await s.ok('PUT', `${X}/k`, ALICE, { body: 'alice' });
+  return {};
+};
+const aliceDeletesK = async (s: Scene) => {
+  await s.ok('DELETE', `${X}/k`, ALICE);
+};
+const noObjectHeaders = (r: Answer) => {
+  for (const name of ['etag', 'last-modified', 'x-svc-version-id']) expect(r.headers.get(name), name).toBeNull();
+  expect(r.headers.get('content-type')).not.toBe('text/plain'); // Bob's object's
+};
 
-        held.release();
-        const r = await held.answer;
-        expect(r.status, r.text).toBe(404);
-        expect(errorCode(r.text)).toBe('NoSuchBucket');
-        const after = await dbState(await s.db());
-        expect(after, 'the database after Alice\'s late request').toEqual(before);
-        expect(orphans(after)).toEqual({ unreferenced: [], dangling: [] });
-        await c.after?.(s);
-      });
-    }
-  });
+const reads: Case[] = [
+  {
+    name: 'GET Object of a key Bob has too (Bob\'s bytes are not returned)',
+    before: alicePutsK,
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/k`),
+    clear: aliceDeletesK,
+    bob: bobPutsK,
+    answer: noObjectHeaders,
+    after: bobsKIsIntact,
+  },
+  {
+    name: 'HEAD Object of a key Bob has too (none of his metadata is returned)',
+    before: alicePutsK,
+    request: (s) => heldAfterCheck(s, 'HEAD', `${X}/k`),
+    clear: aliceDeletesK,
+    bob: bobPutsK,
+    answer: (r) => {
+      expect(r.text).toBe('');
+      noObjectHeaders(r);
+      expect(r.headers.get('content-length') ?? '0').toBe('0');
+    },
+  },
+  {
+    name: 'GET Object with ifNotFound naming Bob\'s key, held after the ownership check',
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/missing?ifNotFound=k`),
+    bob: bobPutsK,
+    answer: noObjectHeaders,
+  },
+  {
+    name: 'GET Object with ifNotFound naming Bob\'s key, held after the first key was not found',
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/missing?ifNotFound=k`, {}, 'getObject', (_bucket, key) => key === 'missing'),
+    bob: bobPutsK,
+    answer: noObjectHeaders,
+  },
+  {
+    name: 'List Objects (Bob\'s keys are not listed)',
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/`),
+    bob: bobPutsK,
+  },
+  {
+    name: 'List Object Versions (Bob\'s versions are not listed)',
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/?versions`),
+    bob: bobPutsK,
+  },
+  {
+    name: 'List Multipart Uploads (Bob\'s uploads are not listed)',
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/?uploads`),
+    bob: async (s) => {
+      await initiate(s, `${X}/k`, BOB);
+    },
+  },
+  {
+    name: 'List Parts of an upload begun in the old bucket, held after finding the upload',
+    before: async (s) => {
+      const id = await initiate(s, `${X}/k`, ALICE);
+      await s.ok('PUT', `${X}/k?partNumber=1&uploadId=${id}`, ALICE, { body: 'part one' });
+      return { id };
+    },
+    request: (s, v) => heldAfterCheck(s, 'GET', `${X}/k?uploadId=${v.id}`, {}, 'getUpload'),
+    clear: async (s, v) => {
+      await s.ok('DELETE', `${X}/k?uploadId=${v.id}`, ALICE);
+    },
+    bob: async (s) => {
+      const id = await initiate(s, `${X}/k`, BOB);
+      await s.ok('PUT', `${X}/k?partNumber=1&uploadId=${id}`, BOB, { body: BOB_BYTES });
+    },
+  },
+  {
+    name: 'GET Bucket ACL (not the old bucket\'s, not Bob\'s)',
+    before: async (s) => {
+      await s.ok('PUT', `${X}/?acl`, ALICE, { headers: { 'x-svc-acl': 'public-read' } });
+      return {};
+    },
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/?acl`),
+    answer: (r) => {
+      expect(r.headers.get('x-svc-acl')).toBeNull();
+    },
+  },
+  {
+    name: 'GET Bucket Versioning (not the old bucket\'s, not Bob\'s)',
+    before: async (s) => {
+      await s.ok('PUT', `${X}/?versioning`, ALICE, { body: '<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>' });
+      return {};
+    },
+    request: (s) => heldAfterCheck(s, 'GET', `${X}/?versioning`),
+    bob: async (s) => {
+      await s.ok('PUT', `${X}/?versioning`, BOB, { body: '<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>' });
+    },
+    answer: (r) => {
+      expect(r.text).not.toContain('<Status>');
+    },
+  },
+  {
+    name: 'Copy whose source bucket is re-created, held after the source\'s read check (nothing copied)',
+    before: async (s) => {
+      await s.ok('PUT', `${DST}/`, ALICE);
+      await s.ok('PUT', `${X}/k`, ALICE, { body: 'alice' });
+      return {};
+    },
+    request: (s) => heldAfterCheck(s, 'PUT', `${DST}/c`, { headers: { 'x-svc-copy-source': '/contested/k' } },
+      'getBucket', (name) => name === 'contested'),
+    clear: aliceDeletesK,
+    bob: bobPutsK,
+    after: async (s) => {
+      expect((await s.ok('GET', `${DST}/`, ALICE)).text).not.toContain('<Key>');
+      expect((await s.call('GET', `${DST}/c`, ALICE)).status).toBe(404);
+      await bobsKIsIntact(s);
+    },
+  },
+];
+
+function attack(title: string, list: Case[]) {
+  for (const mode of ['header', 'body'] as Mode[]) {
+    describe(`${title} (contentLength: '${mode}')`, () => {
+      for (const c of list) {
+        it(`${c.name} → 404 NoSuchBucket, nothing changed`, async () => {
+          const s = await scene(mode);
+          const v = (await c.before?.(s)) ?? {};
+          const held = c.request(s, v);
+          await held.started;
+
+          await c.clear?.(s, v);
+          await s.ok('DELETE', `${X}/`, ALICE);
+          await s.ok('PUT', `${X}/`, BOB);
+          await c.bob?.(s);
+          const before = await dbState(await s.db());
+
+          held.release();
+          const r = await held.answer;
+          expect(r.status, r.text).toBe(404);
+          // A HEAD answers with its status alone.
+          if (r.text !== '' || !c.answer) expect(errorCode(r.text)).toBe('NoSuchBucket');
+          expect(r.text).not.toContain('bob-bytes');
+          c.answer?.(r);
+          const after = await dbState(await s.db());
+          expect(after, 'the database after Alice\'s late request').toEqual(before);
+          expect(orphans(after)).toEqual({ unreferenced: [], dangling: [] });
+          await c.after?.(s);
+        });
+      }
+    });
+  }
 }
+
+attack('Alice\'s write commits after her bucket was deleted and Bob created one of the same name', cases);
+attack('Alice\'s read, after her bucket was deleted and Bob created one of the same name', reads);

@@ -5,6 +5,7 @@ import { ownedBucket, requireCaller } from '../access.ts';
 import { isoDate, quoteEtag } from '../http.ts';
 import { childText, parseXml, xmlResponse } from '../xml.ts';
 import { readXmlBody } from '../body.ts';
+import { inBucket } from './objects.ts';
 import type { Acl } from '../../store/types.ts';
 import type { Context } from '../context.ts';
 
@@ -41,7 +42,7 @@ export async function headBucket(ctx: Context): Promise<Response> {
 }
 
 export async function getBucketAcl(ctx: Context): Promise<Response> {
-  const bucket = await ownedBucket(ctx);
+  const bucket = inBucket(await ctx.store.readBucket(await ownedBucket(ctx)));
   return new Response(null, { status: 200, headers: { 'x-svc-acl': bucket.acl } });
 }
 
@@ -69,10 +70,10 @@ function listingPage(ctx: Context) {
 }
 
 export async function listObjects(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   const { prefix, marker, maxKeys } = listingPage(ctx);
   const delimiter = ctx.query.get('delimiter') ?? '';
-  const { entries, truncated } = await ctx.store.listObjects(ctx.bucket, { prefix, marker, delimiter, maxKeys });
+  const { entries, truncated } = inBucket(await ctx.store.listObjects(bucket, { prefix, marker, delimiter, maxKeys }));
   const last = entries.at(-1);
   const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: prefix, Marker: marker, MaxKeys: maxKeys };
   if (delimiter) result.Delimiter = delimiter;
@@ -110,16 +111,16 @@ export async function putBucketVersioning(ctx: Context): Promise<Response> {
 }
 
 export async function getBucketVersioning(ctx: Context): Promise<Response> {
-  const bucket = await ownedBucket(ctx);
+  const bucket = inBucket(await ctx.store.readBucket(await ownedBucket(ctx)));
   // Never configured: no Status, as a bucket that never had versioning.
   return xmlResponse({ VersioningConfiguration: bucket.versioning ? { Status: bucket.versioning } : '' });
 }
 
 export async function listObjectVersions(ctx: Context): Promise<Response> {
-  await ownedBucket(ctx);
+  const bucket = await ownedBucket(ctx);
   const { prefix, marker, maxKeys } = listingPage(ctx);
   const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
-  const { versions, truncated } = await ctx.store.listObjectVersions(ctx.bucket, { prefix, marker, versionIdMarker, maxKeys });
+  const { versions, truncated } = inBucket(await ctx.store.listObjectVersions(bucket, { prefix, marker, versionIdMarker, maxKeys }));
   const id = (v: { object: { versionId?: number } }) => (v.object.versionId === undefined ? 'null' : String(v.object.versionId));
   const result: Record<string, unknown> = {
     Name: ctx.bucket, Prefix: prefix, Marker: marker, VersionIdMarker: versionIdMarker, MaxKeys: maxKeys, IsTruncated: truncated,

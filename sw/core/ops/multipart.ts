@@ -6,7 +6,7 @@ import { ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
-import { checkKeyLength, checkMetadataSize, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
+import { checkKeyLength, checkMetadataSize, inBucket, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
 import { intParam } from './buckets.ts';
 import { md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, UploadRecord } from '../../store/types.ts';
@@ -155,7 +155,9 @@ export async function listParts(ctx: Context): Promise<Response> {
   const maxParts = intParam(ctx, 'max-parts', limits.maxPartsMax, limits.maxPartsMax);
   const marker = intParam(ctx, 'part-number-marker', 0, limits.partNumberMax);
   const upload = await uploadOf(ctx, bucket);
-  const { parts, truncated } = await ctx.store.listParts(upload.uploadId, marker, maxParts);
+  const listed = inBucket(await ctx.store.listParts(bucket, upload.uploadId, marker, maxParts));
+  if (listed === 'noSuchUpload') return fail('NoSuchUpload');
+  const { parts, truncated } = listed;
   return xmlResponse({
     ListPartsResult: {
       Bucket: ctx.bucket,
@@ -180,7 +182,7 @@ export async function listMultipartUploads(ctx: Context): Promise<Response> {
   const prefix = ctx.query.get('prefix') ?? '';
   const keyMarker = ctx.query.get('key-marker') ?? '';
   const uploadIdMarker = ctx.query.get('upload-id-marker') ?? '';
-  const { uploads, truncated } = await ctx.store.listMultipartUploads(ctx.bucket, { prefix, keyMarker, uploadIdMarker, maxUploads });
+  const { uploads, truncated } = inBucket(await ctx.store.listMultipartUploads(bucket, { prefix, keyMarker, uploadIdMarker, maxUploads }));
   const who = await owner(ctx, bucket);
   const last = uploads.at(-1);
   return xmlResponse({

@@ -91,6 +91,15 @@ export function written<T>(result: T | 'noSuchBucket' | 'quotaExceeded'): T {
   return result;
 }
 
+/**
+ * Turns a read's 'noSuchBucket' into its error: the bucket the request was authorised for was
+ * deleted since, perhaps re-created by someone else (docs/browser.md, "Bucket identity").
+ */
+export function inBucket<T>(result: T | 'noSuchBucket'): T {
+  if (result === 'noSuchBucket') return fail('NoSuchBucket');
+  return result;
+}
+
 function notModified(o: ObjectRecord): Response {
   return new Response(null, {
     status: 304,
@@ -115,14 +124,14 @@ function downloadName(ctx: Context): string | null {
 }
 
 export async function getObject(ctx: Context): Promise<Response> {
-  await readableBucket(ctx);
+  const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
   const download = downloadName(ctx);
-  const found = await ctx.store.getObject(ctx.bucket, ctx.key, versionId);
+  const found = inBucket(await ctx.store.getObject(bucket, ctx.key, versionId));
   if (!found && versionId !== undefined) return fail('NoSuchVersion');
   if (!found) {
     const fallback = ctx.query.get('ifNotFound');
-    const other = fallback ? await ctx.store.getObject(ctx.bucket, fallback) : undefined;
+    const other = fallback ? inBucket(await ctx.store.getObject(bucket, fallback)) : undefined;
     if (!other) return fail('NoSuchKey');
     return new Response(other.body, { status: 404, headers: objectResponseHeaders(other.object, download) });
   }
@@ -138,9 +147,9 @@ export async function getObject(ctx: Context): Promise<Response> {
 }
 
 export async function headObject(ctx: Context): Promise<Response> {
-  await readableBucket(ctx);
+  const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
-  const object = (await ctx.store.headObject(ctx.bucket, ctx.key, versionId))
+  const object = inBucket(await ctx.store.headObject(bucket, ctx.key, versionId))
     ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
   if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
   return new Response(null, { status: 200, headers: objectResponseHeaders(object, null) });
@@ -224,8 +233,8 @@ export async function copyObject(ctx: Context): Promise<Response> {
   const destination = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
   const source = sourceOf(ctx.req.headers.get('x-svc-copy-source')!);
-  await readableBucket(ctx, source.bucket);
-  const found = (await ctx.store.getObject(source.bucket, source.key)) ?? fail('NoSuchKey');
+  const from = await readableBucket(ctx, source.bucket);
+  const found = inBucket(await ctx.store.getObject(from, source.key)) ?? fail('NoSuchKey');
   const { object, body } = found;
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
   const etag = isMultipart(object) ? await md5OfBlob(body) : object.etag;
