@@ -7,8 +7,12 @@
 // - every body record belongs to exactly one current object, historical version or uploaded part;
 //   whoever drops the reference deletes the body. Completing a multipart upload hands the parts'
 //   bodies to the new object: no byte is copied.
-// - an account's usedBytes is the size of everything its buckets hold. Each write charges the
-//   bucket owner before it writes anything, so a write over the quota changes nothing.
+// - an account's usedBytes is the size of everything its buckets hold while its `usage-exact`
+//   marker exists. Each write charges the bucket owner before it writes anything, so a write over
+//   the quota changes nothing. A write that only frees bytes and that the browser refuses (a full
+//   origin refuses any transaction that puts a record) is retried once deleting the marker instead
+//   of putting the figure; whoever reads the figure without its marker recomputes it from the
+//   records (exactUsage), and charge() stores it and the marker back.
 // - a write commits only into the bucket its request was authorised for: it is given that bucket's
 //   identity (BucketRef) and re-reads the bucket by name in its own transaction, refusing when the
 //   name now belongs to another bucket (docs/browser.md, "Bucket identity"). A read of a bucket's
@@ -29,6 +33,8 @@ interface Schema extends DBSchema {
   bodies: { key: string; value: { id: string; blob: Blob } };
   uploads: { key: string; value: UploadRecord; indexes: { byBucketKey: [string, string, string] } };
   parts: { key: [string, number]; value: PartRecord };
+  /** One record per account whose stored usedBytes is exact; a missing one means "recompute". */
+  'usage-exact': { key: string; value: { accessKeyId: string } };
 }
 
 type Names = StoreNames<Schema>;
@@ -80,6 +86,21 @@ function giveBucketsIdentities(tx: IDBTransaction): void {
 }
 
 /**
+ * Step 3: the `usage-exact` markers. Every account's figure is exact at this point (every write
+ * kept it so), so every account gets its marker.
+ */
+function markUsageExact(db: IDBDatabase, tx: IDBTransaction): void {
+  const markers = db.createObjectStore('usage-exact', { keyPath: 'accessKeyId' });
+  const accounts = tx.objectStore('accounts').openCursor();
+  accounts.onsuccess = () => {
+    const cursor = accounts.result;
+    if (!cursor) return;
+    markers.put({ accessKeyId: (cursor.value as Account).accessKeyId });
+    cursor.continue();
+  };
+}
+
+/**
  * The schema, as upgrade steps in order: a database at version n has run the first n. A new
  * schema appends a step; the database version is the number of steps.
  */
@@ -94,6 +115,7 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
     db.createObjectStore('parts', { keyPath: ['uploadId', 'partNumber'] });
   },
   (_db, tx) => giveBucketsIdentities(tx),
+  (db, tx) => markUsageExact(db, tx),
 ];
 
 /**
@@ -129,18 +151,63 @@ async function deleteBodies(tx: Tx, object: { chunks: { id: string }[] } | undef
   for (const chunk of object?.chunks ?? []) await tx.objectStore('bodies').delete(chunk.id);
 }
 
+/** The stores exactUsage() reads, besides `usage-exact` and `accounts`. */
+const USAGE_STORES: Names[] = ['usage-exact', 'accounts', 'buckets', 'objects', 'versions', 'uploads', 'parts'];
+
+/**
+ * An account's usage summed from the records, as the writes charge it: the current objects,
+ * historical versions and uploaded parts in the buckets it owns.
+ */
+async function exactUsage(tx: Tx | ReadTx, owner: string): Promise<number> {
+  const t = tx as ReadTx;
+  const buckets = (await t.objectStore('buckets').getAll()).filter((b) => b.owner === owner);
+  let sum = 0;
+  for (const bucket of buckets) {
+    const everything = IDBKeyRange.bound([bucket.name], [bucket.name, []]);
+    const [objects, versions, uploads] = await Promise.all([
+      t.objectStore('objects').getAll(everything),
+      t.objectStore('versions').getAll(everything),
+      t.objectStore('uploads').index('byBucketKey').getAll(everything),
+    ]);
+    for (const o of [...objects, ...versions]) sum += o.size;
+    const parts = await Promise.all(uploads.map((u) => t.objectStore('parts').getAll(partRange(u.uploadId))));
+    for (const p of parts.flat()) sum += p.size;
+  }
+  return sum;
+}
+
+/** The account's usage: its stored figure when its marker says it is exact, else summed afresh. */
+async function usageOf(tx: Tx | ReadTx, account: Account): Promise<{ used: number; exact: boolean }> {
+  const exact = (await (tx as ReadTx).objectStore('usage-exact').getKey(account.accessKeyId)) !== undefined;
+  return { used: exact ? account.usedBytes : await exactUsage(tx, account.accessKeyId), exact };
+}
+
+/**
+ * The transactions of a freeing write's retry (see freeingWrite): they drop the owner's
+ * `usage-exact` marker instead of putting the usage figure.
+ */
+const forgetting = new WeakSet<object>();
+
 /**
  * Adds `delta` bytes to the bucket owner's usage. Refuses (before any write) a growth past the
- * quota; shrinking is always allowed.
+ * quota; shrinking is always allowed. A figure without its marker is recomputed first, and stored
+ * with its marker again.
  */
 async function charge(tx: Tx, bucket: BucketRecord, delta: number): Promise<boolean> {
   if (delta === 0) return true;
+  if (forgetting.has(tx)) {
+    if (delta > 0) throw new Error('a freeing write never grows usage');
+    await tx.objectStore('usage-exact').delete(bucket.owner);
+    return true;
+  }
   const accounts = tx.objectStore('accounts');
   const account = await accounts.get(bucket.owner);
   if (!account) return true;
-  const used = account.usedBytes + delta;
+  const usage = await usageOf(tx, account);
+  const used = usage.used + delta;
   if (delta > 0 && account.quotaBytes !== undefined && used > account.quotaBytes) return false;
   await accounts.put({ ...account, usedBytes: Math.max(0, used) });
+  if (!usage.exact) await tx.objectStore('usage-exact').put({ accessKeyId: account.accessKeyId });
   return true;
 }
 
@@ -270,6 +337,23 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     }
   }
 
+  /**
+   * A write that only frees bytes. When the browser refuses it (a full origin refuses any
+   * transaction that puts a record, here the owner's usage figure), it runs once more from the
+   * start, re-checking everything, with charge() deleting the owner's `usage-exact` marker instead.
+   */
+  async function freeingWrite<T>(names: Names[], body: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await write(names, body);
+    } catch (e) {
+      if (!(e instanceof StoreQuotaError)) throw e;
+      return write(names, (tx) => {
+        forgetting.add(tx);
+        return body(tx);
+      });
+    }
+  }
+
   const getAccount = async (accessKeyId: string) =>
     cached(accountCache, accessKeyId, async () => (await db()).get('accounts', accessKeyId));
   const getBucket = async (bucketName: string) =>
@@ -307,7 +391,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     body: (tx: Tx, bucket: BucketRecord) => Promise<T>,
     through: typeof write = write,
   ): Promise<T | 'noSuchBucket'> {
-    return through(['buckets', 'accounts', ...names], async (tx) => {
+    return through([...new Set([...USAGE_STORES, ...names])], async (tx) => {
       const bucket = await sameBucket(tx, ref);
       return bucket ? body(tx, bucket) : 'noSuchBucket';
     });
@@ -349,28 +433,33 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     getAccount,
 
     async listAccounts() {
-      return (await db()).getAll('accounts');
+      const tx = (await db()).transaction(USAGE_STORES, 'readonly');
+      const accounts = await tx.objectStore('accounts').getAll();
+      // Read only: a figure without its marker is shown recomputed, and stored by the next charge().
+      return Promise.all(accounts.map(async (a) => ({ ...a, usedBytes: (await usageOf(tx, a)).used })));
     },
 
     putAccount(account: Omit<Account, 'usedBytes' | 'root'>) {
-      return accessWrite(['accounts'], async (tx) => {
+      return accessWrite(['accounts', 'usage-exact'], async (tx) => {
         const accounts = tx.objectStore('accounts');
         const old = await accounts.get(account.accessKeyId);
         const next: Account = { ...account, usedBytes: old?.usedBytes ?? 0 };
         if (old?.root) next.root = true;
         await accounts.put(next);
+        if (!old) await tx.objectStore('usage-exact').put({ accessKeyId: account.accessKeyId });
         return old ? 'updated' as const : 'created' as const;
       });
     },
 
     deleteAccount(accessKeyId: string) {
-      return accessWrite(['accounts', 'buckets'], async (tx) => {
+      return accessWrite(['accounts', 'buckets', 'usage-exact'], async (tx) => {
         const account = await tx.objectStore('accounts').get(accessKeyId);
         if (!account) return 'noSuchAccount' as const;
         if (account.root) return 'root' as const;
         const buckets = await tx.objectStore('buckets').getAll();
         if (buckets.some((b) => b.owner === accessKeyId)) return 'ownsBuckets' as const;
         await tx.objectStore('accounts').delete(accessKeyId);
+        await tx.objectStore('usage-exact').delete(accessKeyId);
         return 'ok' as const;
       });
     },
@@ -453,9 +542,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       const cachedOwner = await getAccount(bucket.owner);
       if (cachedOwner?.quotaBytes === undefined) return Infinity;
       // usedBytes, versioning and what the write would replace change with every write: read them fresh.
-      const tx = (await db()).transaction(['buckets', 'accounts', 'objects', 'parts'], 'readonly');
+      const tx = (await db()).transaction(USAGE_STORES, 'readonly');
       const [fresh, owner] = await Promise.all([tx.objectStore('buckets').get(ref.name), tx.objectStore('accounts').get(bucket.owner)]);
       if (!fresh || fresh.id !== ref.id || owner?.quotaBytes === undefined) return Infinity;
+      const { used } = await usageOf(tx, owner);
       let freed = 0;
       if ('key' in target) {
         const old = await tx.objectStore('objects').get([ref.name, target.key]);
@@ -464,7 +554,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         freed = (await tx.objectStore('parts').get([target.uploadId, target.partNumber]))?.size ?? 0;
       }
       // As charge() decides: a write that adds nothing net always fits.
-      return freed + Math.max(0, owner.quotaBytes - owner.usedBytes);
+      return freed + Math.max(0, owner.quotaBytes - used);
     },
 
     putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Blob) {
@@ -481,7 +571,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         if (!(await tx.objectStore('objects').getKey([b.name, key]))) return 'noSuchKey' as const;
         await deleteOne(tx, b, key);
         return 'ok' as const;
-      });
+      }, freeingWrite);
     },
 
     deleteObjects(ref: BucketRef, entries: { key: string; versionId?: number }[]) {
@@ -504,7 +594,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         // deleteOne reads what it needs, so later entries see earlier deletions.
         for (const e of entries) outcomes.push(await deleteOne(tx, b, e.key, e.versionId));
         return outcomes;
-      });
+      }, freeingWrite);
     },
 
     moveObject(ref: BucketRef, from: string, to: string, lastModified: number) {
@@ -691,7 +781,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         await tx.objectStore('parts').delete(partRange(uploadId));
         await tx.objectStore('uploads').delete(uploadId);
         return 'ok' as const;
-      });
+      }, freeingWrite);
     },
 
     listParts(ref: BucketRef, uploadId: string, marker: number, max: number) {

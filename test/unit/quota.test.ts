@@ -123,6 +123,11 @@ async function dbUsage(svc: Svc, owners: Record<string, string>): Promise<Usage>
   return { byOwner, bodies };
 }
 
+/** alice's (or `id`'s) `usage-exact` marker: present while the stored usage figure is exact. */
+async function marker(svc: Svc, id: string): Promise<unknown> {
+  return (await dbOf(svc)).get('usage-exact', id);
+}
+
 function expectQuotaExceeded(r: Res) {
   expect(r.status, r.text).toBe(403);
   expect(errorCode(r.text)).toBe('QuotaExceeded');
@@ -732,7 +737,11 @@ async function faultScene() {
 }
 type FaultScene = Awaited<ReturnType<typeof faultScene>>;
 
-const faultOps: { name: string; method: string; url: (s: FaultScene) => string; o?: (s: FaultScene) => SendOptions; ok: number }[] = [
+/**
+ * `frees`: the write only frees bytes. Refused, it is retried once deleting alice's `usage-exact`
+ * marker instead of putting her usage figure (deletes are never refused), so it succeeds.
+ */
+const faultOps: { name: string; method: string; url: (s: FaultScene) => string; o?: (s: FaultScene) => SendOptions; ok: number; frees?: true }[] = [
   { name: 'PUT Object (new key)', method: 'PUT', url: (s) => `${s.B}/new`, o: () => ({ body: 'new bytes' }), ok: 200 },
   { name: 'PUT Object (replacing, history kept)', method: 'PUT', url: (s) => `${s.B}/k`, o: () => ({ body: 'version three' }), ok: 200 },
   { name: 'Copy over an existing key', method: 'PUT', url: (s) => `${s.B}/k`, o: () => ({ headers: { 'x-svc-copy-source': '/abkt/src' } }), ok: 200 },
@@ -748,15 +757,16 @@ const faultOps: { name: string; method: string; url: (s: FaultScene) => string; 
   },
   { name: 'Initiate', method: 'POST', url: (s) => `${s.B}/other?uploads`, ok: 200 },
   { name: 'PUT Object Meta', method: 'PUT', url: (s) => `${s.B}/k?meta`, o: () => ({ headers: { 'content-type': 'text/plain' } }), ok: 200 },
-  { name: 'DELETE Object', method: 'DELETE', url: (s) => `${s.B}/src`, ok: 200 },
+  { name: 'DELETE Object', method: 'DELETE', url: (s) => `${s.B}/src`, ok: 200, frees: true },
   {
     name: 'Delete Multiple',
     method: 'POST',
     url: (s) => `${s.B}/?delete`,
     o: () => ({ body: '<Delete><Object><Key>src</Key></Object><Object><Key>mv</Key></Object></Delete>' }),
     ok: 200,
+    frees: true,
   },
-  { name: 'Abort', method: 'DELETE', url: (s) => `${s.B}/big?uploadId=${s.uploadId}`, ok: 204 },
+  { name: 'Abort', method: 'DELETE', url: (s) => `${s.B}/big?uploadId=${s.uploadId}`, ok: 204, frees: true },
   { name: 'PUT bucket versioning', method: 'PUT', url: (s) => `${s.B}/?versioning`, o: () => ({ body: SUSPENDED }), ok: 200 },
   { name: 'PUT bucket', method: 'PUT', url: () => `${host('fresh')}/`, ok: 200 },
   {
@@ -768,7 +778,7 @@ const faultOps: { name: string; method: string; url: (s: FaultScene) => string; 
   },
 ];
 
-describe('IndexedDB throws QuotaExceededError → 403 QuotaExceeded, rolled back, the service keeps serving', () => {
+describe('IndexedDB throws QuotaExceededError → 403 QuotaExceeded (a freeing write: done), rolled back, the service keeps serving', () => {
   for (const mode of ['sync', 'request', 'commit'] as Mode[]) {
     describe(mode, () => {
       for (const op of faultOps) {
@@ -791,6 +801,12 @@ describe('IndexedDB throws QuotaExceededError → 403 QuotaExceeded, rolled back
               break;
             }
             reached = nth;
+            if (op.frees) {
+              // its one write is the usage figure: retried without it, deleting the marker
+              expect(res.status, `${mode} fault at write ${nth}: ${res.text}`).toBe(op.ok);
+              expect(await marker(s.svc, 'alice'), 'the marker is gone').toBeUndefined();
+              break;
+            }
             expect(res.status, `${mode} fault at write ${nth}: ${res.text}`).toBe(403);
             expect(errorCode(res.text), `${mode} fault at write ${nth}`).toBe('QuotaExceeded');
             expect(await snapshot(s.svc), `${mode} fault at write ${nth}: rolled back`).toEqual(before);
@@ -861,5 +877,120 @@ describe('IndexedDB throws QuotaExceededError → 403 QuotaExceeded, rolled back
     // after the browser has room again, writes work
     await s.ok('PUT', `${s.B}/new`, { auth: ALICE, body: 'new bytes' });
     expect((await s.call('GET', `${s.B}/new`, { auth: ALICE })).text).toBe('new bytes');
+  });
+});
+
+// ------------------------------------------------------------------------------------------------
+// A full origin: the browser refuses every transaction that puts a record, and lets one that only
+// deletes through. Deleting must still free room (sw/store/idb.ts, freeingWrite): the retry drops
+// the owner's `usage-exact` marker instead of putting the figure, and the next reader recomputes it.
+
+describe('a full origin refuses every put: DELETE, Delete Multiple and Abort still free room', () => {
+  /** Every put/add fails with QuotaExceededError (at the call), as a full origin does; deletes go through. */
+  function refusePuts(): () => void {
+    const proto = FakeObjectStore.prototype as unknown as Record<'put' | 'add', (...a: unknown[]) => unknown>;
+    const [put, add] = [proto.put, proto.add];
+    proto.put = () => {
+      throw quotaError();
+    };
+    proto.add = () => {
+      throw quotaError();
+    };
+    return () => {
+      proto.put = put;
+      proto.add = add;
+    };
+  }
+
+  it('each answers as usual, removes the records and bodies, drops the marker; the next write and GET /?accounts recompute', async () => {
+    const s = await faultScene();
+    const owners = { abkt: 'alice' };
+    expect(await marker(s.svc, 'alice')).toBeDefined();
+    const before = await snapshot(s.svc);
+    const bodyOf = (key: string) => (before.objects as { key: string; chunks: { id: string }[] }[]).find((o) => o.key === key)!.chunks.map((c) => c.id);
+    const partBodies = (before.parts as { uploadId: string; bodyId: string }[]).filter((p) => p.uploadId === s.uploadId).map((p) => p.bodyId);
+    const gone = [...bodyOf('src'), ...bodyOf('mv'), ...partBodies];
+    expect(gone.length).toBe(4);
+    const usedBefore = await used(s);
+
+    const restore = refusePuts();
+    try {
+      // Still full: a write that adds bytes is refused, changing nothing.
+      await refused(s, 'PUT', `${s.B}/new`, { body: 'new bytes' });
+      const del = await s.call('DELETE', `${s.B}/src`, { auth: ALICE });
+      expect(del.status, del.text).toBe(200);
+      expect(await marker(s.svc, 'alice'), 'DELETE dropped the marker').toBeUndefined();
+      const multi = await s.call('POST', `${s.B}/?delete`, { auth: ALICE, body: '<Delete><Object><Key>mv</Key></Object><Object><Key>none</Key></Object></Delete>' });
+      expect(multi.status, multi.text).toBe(200);
+      expect(multi.text).toContain('<Deleted><Key>mv</Key>');
+      expect(multi.text).not.toContain('<Error>');
+      const abort = await s.call('DELETE', `${s.B}/big?uploadId=${s.uploadId}`, { auth: ALICE });
+      expect(abort.status, abort.text).toBe(204);
+      // A key that is not there: answered as always, whether or not the write was retried.
+      expect((await s.call('DELETE', `${s.B}/none`, { auth: ALICE })).status).toBe(404);
+
+      const after = await snapshot(s.svc);
+      const keys = (after.objects as { key: string }[]).map((o) => o.key).sort();
+      expect(keys).toEqual(['big', 'k']);
+      expect(after.uploads).toEqual([]);
+      expect(after.parts).toEqual([]);
+      const bodies = (after.bodies as { id: string }[]).map((b) => b.id);
+      for (const id of gone) expect(bodies).not.toContain(id);
+      expect(await marker(s.svc, 'alice')).toBeUndefined();
+      // The stored figure is stale (it could not be written) ...
+      const stored = ((await (await dbOf(s.svc)).get('accounts', 'alice')) as { usedBytes: number }).usedBytes;
+      expect(stored).toBe(usedBefore);
+      // ... but what is shown is the exact sum, computed read-only.
+      const exact = (await dbUsage(s.svc, owners)).byOwner.alice!;
+      expect(exact).toBeLessThan(usedBefore);
+      expect(await used(s)).toBe(exact);
+      expect(await marker(s.svc, 'alice'), 'a read stores nothing').toBeUndefined();
+    } finally {
+      restore();
+    }
+
+    // Room again: the next write charges the recomputed figure and stores it with its marker.
+    await s.ok('PUT', `${s.B}/new`, { auth: ALICE, body: 'new bytes' });
+    expect(await marker(s.svc, 'alice'), 'the next write put the marker back').toBeDefined();
+    const fresh = (await dbUsage(s.svc, owners)).byOwner.alice!;
+    const stored = ((await (await dbOf(s.svc)).get('accounts', 'alice')) as { usedBytes: number }).usedBytes;
+    expect(stored).toBe(fresh);
+    expect(await used(s)).toBe(fresh);
+  });
+
+  it('the quota checks right after (roomFor and charge) use the recomputed figure', async () => {
+    const t = await withQuota(100);
+    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(60) });
+    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(30) });
+    const restore = refusePuts();
+    try {
+      await t.ok('DELETE', `${t.B}/a`, { auth: ALICE });
+    } finally {
+      restore();
+    }
+    expect(await marker(t.svc, 'alice')).toBeUndefined();
+    // The stored figure still says 90: 70 more bytes fit only by the recomputed 30.
+    const ref = (await t.svc.store.getBucket('abkt'))!;
+    expect(await t.svc.store.roomFor({ name: ref.name, id: ref.id }, { key: 'c' })).toBe(70);
+    expect(await marker(t.svc, 'alice'), 'roomFor reads only').toBeUndefined();
+    await t.ok('PUT', `${t.B}/c`, { auth: ALICE, body: bytes(70) });
+    expect(await marker(t.svc, 'alice')).toBeDefined();
+    expect(await used(t)).toBe(100);
+    // and the restored figure is exact: one byte more is refused
+    await refused(t, 'PUT', `${t.B}/d`, { body: 'x' });
+  });
+
+  it('the charge refuses on the recomputed figure when the stale one would let a write through', async () => {
+    const t = await withQuota(100);
+    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(60) });
+    // Make the stored figure stale low, without its marker: the sum (60) is what counts.
+    const db = await dbOf(t.svc);
+    const alice = (await db.get('accounts', 'alice')) as { usedBytes: number };
+    await db.put('accounts', { ...alice, usedBytes: 0 });
+    await db.delete('usage-exact', 'alice');
+    await refused(t, 'PUT', `${t.B}/b`, { body: bytes(41) });
+    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(40) });
+    expect(await used(t)).toBe(100);
+    expect(((await db.get('accounts', 'alice')) as { usedBytes: number }).usedBytes).toBe(100);
   });
 });
