@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { launchChromium } from './support/chromium.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { bundleLab } from './support/lab.ts';
+import { LAB_HTML, bundleLab } from './support/lab.ts';
 import type * as Swbucket from '../../src/index.ts';
 
 const MiB = 1024 * 1024;
@@ -34,7 +34,6 @@ declare global {
 }
 
 
-const LAB_HTML = '<!doctype html><meta charset="utf-8"><title>swbucket lab</title><script src="/lab.js"></script><body>lab</body>\n';
 
 /** An app's own worker that knows nothing of swbucket: it answers /api/ping and nothing else. */
 const APP_SW = `

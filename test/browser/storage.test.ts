@@ -7,7 +7,7 @@ import { describe, it, expect, beforeAll, afterAll, afterEach, inject } from 'vi
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './support/chromium.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { bundleLab } from './support/lab.ts';
+import { LAB_HTML, bundleLab } from './support/lab.ts';
 import type * as Swbucket from '../../src/index.ts';
 import { expectNotice, formatBytes, freshService, nav, openConsole, storedLog, withClient } from './console-helpers.ts';
 
@@ -39,7 +39,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   site = await startStaticServer();
   site.bodies.set('/lab.js', await bundleLab('storageLab', ['createClient', 'startService', 'deleteAllData', 'DeleteDataError']));
-  site.bodies.set('/lab.html', '<!doctype html><meta charset="utf-8"><title>swbucket lab</title><script src="/lab.js"></script><body>lab</body>\n');
+  site.bodies.set('/lab.html', LAB_HTML);
 });
 afterEach(async () => {
   await Promise.all(contexts.splice(0).map((c) => c.close()));

@@ -5,6 +5,9 @@
 import { build } from 'esbuild';
 import { inlineHashWorker } from '../../../scripts/bundles.ts';
 
+/** The lab page: it loads the bundle served as /lab.js. */
+export const LAB_HTML = '<!doctype html><meta charset="utf-8"><title>swbucket lab</title><script src="/lab.js"></script><body>lab</body>\n';
+
 export async function bundleLab(global: string, exports: string[]): Promise<string> {
   const out = await build({
     stdin: {
