@@ -4,6 +4,7 @@ import type { Target } from './address.ts';
 
 const SIGNED_SUBRESOURCES = new Set([
   'acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts',
+  'export', 'import', 'bucket', 'conflict',
 ]);
 
 /** Every UTF-8 byte except A-Z a-z 0-9 - _ . * as %XX (upper-case hex), so `/` is %2F. */

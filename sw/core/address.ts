@@ -26,7 +26,7 @@ function decode(raw: string): string {
  */
 const NOT_XML_TEXT = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-function xmlText(text: string, what: string): string {
+export function checkXmlText(text: string, what: string): string {
   const bad = NOT_XML_TEXT.exec(text);
   if (bad) {
     const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
@@ -37,7 +37,7 @@ function xmlText(text: string, what: string): string {
 
 function bucketTarget(bucket: string, rawKey: string): Target {
   if (!isValidBucketName(bucket)) throw new SvcError('InvalidBucketName', `The bucket name "${bucket}" is not valid.`);
-  return rawKey === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key: xmlText(decode(rawKey), 'key') };
+  return rawKey === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key: checkXmlText(decode(rawKey), 'key') };
 }
 
 /** The query parameters that listings echo in XML. */
@@ -58,7 +58,7 @@ export function checkListingParams(url: URL): void {
     } catch {
       throw new SvcError('InvalidArgument', `The ${name} parameter is not valid percent-encoded UTF-8.`);
     }
-    xmlText(value, `${name} parameter`);
+    checkXmlText(value, `${name} parameter`);
   }
 }
 

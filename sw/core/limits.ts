@@ -17,6 +17,8 @@ export const limits = {
   completeBodyBytes: 4 * MiB,
   /** Any other XML request body (ACL, versioning, account documents). */
   smallXmlBodyBytes: 64 * KiB,
+  /** An archive's swbucket.json: metadata only, about 400 bytes per stored version. */
+  archiveManifestBytes: 64 * MiB,
   maxKeysDefault: 100,
   maxKeysMax: 1000,
   maxPartsMax: 1000,

@@ -2,6 +2,7 @@
 // is answered here in one step.
 import { fail } from './errors.ts';
 import * as accounts from './ops/accounts.ts';
+import * as archive from './ops/archive.ts';
 import * as buckets from './ops/buckets.ts';
 import * as multipart from './ops/multipart.ts';
 import * as objects from './ops/objects.ts';
@@ -9,7 +10,7 @@ import type { Target } from '../../protocol/address.ts';
 import type { Operation } from './context.ts';
 
 /** Query names that select an operation, in the order they are looked for. */
-const SELECTORS = ['uploadId', 'uploads', 'delete', 'acl', 'versioning', 'versions', 'meta', 'accounts', 'account'] as const;
+const SELECTORS = ['export', 'import', 'uploadId', 'uploads', 'delete', 'acl', 'versioning', 'versions', 'meta', 'accounts', 'account'] as const;
 
 /** Sub-resources clients know from other object stores. Asking for them is never a plain GET/PUT. */
 const FOREIGN = [
@@ -37,6 +38,8 @@ export const routes: Route[] = [
   { method: 'GET', target: 'service', sub: 'accounts', name: 'ListAccounts', op: accounts.listAccounts },
   { method: 'PUT', target: 'service', sub: 'account', name: 'PutAccount', op: accounts.putAccount },
   { method: 'DELETE', target: 'service', sub: 'account', name: 'DeleteAccount', op: accounts.deleteAccount },
+  { method: 'GET', target: 'service', sub: 'export', name: 'ExportArchive', op: archive.exportArchive },
+  { method: 'POST', target: 'service', sub: 'import', name: 'ImportArchive', op: archive.importArchive },
 
   { method: 'PUT', target: 'bucket', sub: null, name: 'CreateBucket', op: buckets.createBucket },
   { method: 'DELETE', target: 'bucket', sub: null, name: 'DeleteBucket', op: buckets.deleteBucket },

@@ -474,6 +474,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return (await (await db()).getAll('buckets')).filter((b) => b.owner === owner);
     },
 
+    async listAllBuckets() {
+      return (await db()).getAll('buckets');
+    },
+
     createBucket(bucket: Omit<BucketRecord, 'id'>) {
       return accessWrite(['buckets', 'accounts'], async (tx) => {
         // Checked in the same step as deleteAccount's "owns no bucket": never a bucket without an owner.
@@ -563,6 +567,37 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] }, body.size);
         if (made !== 'quotaExceeded') await tx.objectStore('bodies').add({ id, blob: body });
         return made;
+      });
+    },
+
+    restoreObject(
+      ref: BucketRef,
+      object: Omit<ObjectRecord, 'bucket' | 'chunks'>,
+      body: Blob,
+      how: { current: boolean; replace: boolean },
+    ) {
+      return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
+        const objects = tx.objectStore('objects');
+        const versions = tx.objectStore('versions');
+        const v = object.versionId;
+        const [atKey, sameId] = await Promise.all([
+          objects.get([bucket.name, object.key]),
+          v === undefined ? undefined : versions.get([bucket.name, object.key, v]),
+        ]);
+        // The current object clashes when it is replaced, or when it carries the restored versionId.
+        const current = atKey && (how.current || (v !== undefined && atKey.versionId === v)) ? atKey : undefined;
+        const clashes = [current, sameId].filter((o) => o !== undefined);
+        if (clashes.length > 0 && !how.replace) return 'exists' as const;
+        if (!(await charge(tx, bucket, body.size - clashes.reduce((n, o) => n + o.size, 0)))) return 'quotaExceeded' as const;
+        for (const old of clashes) await deleteBodies(tx, old);
+        if (current) await objects.delete([bucket.name, object.key]);
+        if (sameId && v !== undefined) await versions.delete([bucket.name, object.key, v]);
+        const id = newId();
+        const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] };
+        await (how.current ? objects : versions).put(record);
+        await tx.objectStore('bodies').add({ id, blob: body });
+        if (v !== undefined && v >= bucket.nextVersionId) await tx.objectStore('buckets').put({ ...bucket, nextVersionId: v + 1 });
+        return 'ok' as const;
       });
     },
 

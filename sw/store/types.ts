@@ -137,6 +137,8 @@ export interface Store {
   /** For access checks. Its nextVersionId may lag behind writes, which read it in their own step. */
   getBucket(name: string): Promise<BucketRecord | undefined>;
   listBuckets(owner: string): Promise<BucketRecord[]>;
+  /** Every bucket, whoever owns it, by name (for an export). */
+  listAllBuckets(): Promise<BucketRecord[]>;
   /** The bucket record read fresh, when it still is the bucket `bucket` names. */
   readBucket(bucket: BucketRef): Promise<BucketRecord | NoSuchBucket>;
   /**
@@ -170,6 +172,19 @@ export interface Store {
     object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>,
     body: Blob,
   ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
+  /**
+   * Puts back one stored version from an archive exactly as it was recorded (ETag, dates, headers,
+   * versionId): as the current object at its key (`current`), or into the history. A current object
+   * at the key, or a version with the same versionId at the key, is a conflict: 'exists', changing
+   * nothing, unless `replace`, when it is deleted (not moved into the history). The bucket owner
+   * is charged as for a PUT; the bucket's nextVersionId is moved past the restored versionId.
+   */
+  restoreObject(
+    bucket: BucketRef,
+    object: Omit<ObjectRecord, 'bucket' | 'chunks'>,
+    body: Blob,
+    how: { current: boolean; replace: boolean },
+  ): Promise<'ok' | 'exists' | 'noSuchBucket' | QuotaRefusal>;
   /** Removes the current object; its history stays. */
   deleteObject(bucket: BucketRef, key: string): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
   /** Deletes each entry in one step: the current object, or the given version. Missing keys count as deleted. */

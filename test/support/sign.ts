@@ -7,6 +7,7 @@ export const ENDPOINT = 'svc.localhost';
 
 const SIGNED_SUBRESOURCES = new Set([
   'acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts',
+  'export', 'import', 'bucket', 'conflict',
 ]);
 
 /** Every UTF-8 byte except A-Z a-z 0-9 - _ . * becomes %XX. */

@@ -69,7 +69,7 @@ function installLc(patternSource: string): void {
     sessionStorage.setItem(key, JSON.stringify(log));
   }
   const ENDPOINT = 'svc.localhost';
-  const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts'];
+  const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts', 'export', 'import', 'bucket', 'conflict'];
   const enc = new TextEncoder();
   const encodeKey = (key: string) => Array.from(enc.encode(key), (b) => {
     const c = String.fromCharCode(b);

@@ -44,7 +44,7 @@ export async function sendSteps(page: Page, steps: Step[]): Promise<StepResult[]
   }));
   return page.evaluate(async (steps: WireStep[]) => {
     const ENDPOINT = 'svc.localhost';
-    const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts'];
+    const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts', 'export', 'import', 'bucket', 'conflict'];
     const enc = new TextEncoder();
     const decode = (s: string) => {
       try {

@@ -1,0 +1,370 @@
+// Export and import (docs/protocol.md, "Archives"): GET /?export streams a tar archive of buckets,
+// their objects (optionally every version) and optionally the accounts; POST /?import puts one
+// back, every stored version with its own ETag, dates, headers and versionId. Root only: an
+// archive can hold every account's secret. Both stream: an object's bytes are read (or written)
+// one at a time, never the archive as a whole.
+import { createTarDecoder, createTarPacker, type ParsedTarEntry } from 'modern-tar';
+import { SvcError, fail } from '../errors.ts';
+import { limits } from '../limits.ts';
+import { requireCaller } from '../access.ts';
+import { xmlResponse } from '../xml.ts';
+import { contentDisposition } from '../http.ts';
+import {
+  ARCHIVE_FORMAT, ARCHIVE_VERSION, MANIFEST_NAME, fileNamer, malformed, readManifest,
+  type ArchiveObject, type Manifest,
+} from '../archive.ts';
+import { createMd5 } from '../../../protocol/md5.ts';
+import { VERSION } from '../../../protocol/version.ts';
+import type { BucketRecord, BucketRef, ObjectRecord, Store } from '../../store/types.ts';
+import type { Context } from '../context.ts';
+
+function requireRoot(ctx: Context) {
+  const caller = requireCaller(ctx);
+  if (!caller.root) throw new SvcError('AccessDenied', 'Only the root account may export or import archives.');
+  return caller;
+}
+
+const PAGE = 1000;
+
+/** Every stored version in `bucket` (or only the current objects), by key, as listed. */
+async function versionsOf(store: Store, bucket: BucketRef, all: boolean): Promise<{ object: ObjectRecord; current: boolean }[]> {
+  const out: { object: ObjectRecord; current: boolean }[] = [];
+  let marker = '';
+  let versionIdMarker = '';
+  for (;;) {
+    if (all) {
+      const page = await store.listObjectVersions(bucket, { prefix: '', marker, versionIdMarker, maxKeys: PAGE });
+      if (page === 'noSuchBucket') return fail('NoSuchBucket', `The bucket "${bucket.name}" was deleted during the export.`);
+      for (const v of page.versions) out.push({ object: v.object, current: v.isLatest });
+      const last = page.versions.at(-1);
+      if (!page.truncated || !last) return out;
+      marker = last.object.key;
+      versionIdMarker = String(last.object.versionId ?? 'null');
+    } else {
+      const page = await store.listObjects(bucket, { prefix: '', marker, delimiter: '', maxKeys: PAGE });
+      if (page === 'noSuchBucket') return fail('NoSuchBucket', `The bucket "${bucket.name}" was deleted during the export.`);
+      for (const e of page.entries) if (e.kind === 'object') out.push({ object: e.object, current: true });
+      const last = page.entries.at(-1);
+      if (!page.truncated || last?.kind !== 'object') return out;
+      marker = last.object.key;
+    }
+  }
+}
+
+/** The manifest of what the request asks for, read from the store as it is now. */
+async function describe(ctx: Context): Promise<{ manifest: Manifest; refs: Map<string, BucketRecord> }> {
+  const wanted = ctx.query.getAll('bucket');
+  const all = await ctx.store.listAllBuckets();
+  for (const name of wanted) {
+    if (!all.some((b) => b.name === name)) fail('NoSuchBucket', `The bucket "${name}" does not exist.`);
+  }
+  const chosen = wanted.length > 0 ? all.filter((b) => wanted.includes(b.name)) : all;
+  const withVersions = ctx.query.has('versions');
+  const name = fileNamer();
+  const objects: ArchiveObject[] = [];
+  for (const bucket of chosen) {
+    for (const { object, current } of await versionsOf(ctx.store, bucket, withVersions)) {
+      const { chunks: _chunks, ...record } = object;
+      const o = { ...record, current };
+      objects.push({ ...o, file: name(o) });
+    }
+  }
+  const manifest: Manifest = {
+    format: ARCHIVE_FORMAT,
+    version: ARCHIVE_VERSION,
+    created: new Date(ctx.now()).toISOString(),
+    generator: `swbucket ${VERSION}`,
+    ...(ctx.query.has('accounts')
+      ? {
+        accounts: (await ctx.store.listAccounts()).map((a) => ({
+          accessKeyId: a.accessKeyId, secret: a.secret, displayName: a.displayName,
+          ...(a.quotaBytes !== undefined ? { quotaBytes: a.quotaBytes } : {}),
+        })),
+      }
+      : {}),
+    buckets: chosen.map(({ id: _id, ...b }) => b),
+    objects,
+  };
+  return { manifest, refs: new Map(chosen.map((b) => [b.name, b])) };
+}
+
+/** `swbucket-20261122-230500.tar` */
+const archiveName = (now: number) =>
+  `swbucket-${new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}.tar`;
+
+export async function exportArchive(ctx: Context): Promise<Response> {
+  requireRoot(ctx);
+  const { manifest, refs } = await describe(ctx);
+  const { readable, controller } = createTarPacker();
+  const json = new TextEncoder().encode(JSON.stringify(manifest, null, 1));
+
+  // Written as the reader pulls: a slow download holds at most one object's read in flight.
+  const write = async () => {
+    const put = async (header: { name: string; size: number; mtime: Date }, body: ReadableStream<Uint8Array> | Uint8Array) => {
+      const sink = controller.add({ ...header, mode: 0o644 });
+      if (body instanceof Uint8Array) {
+        const w = sink.getWriter();
+        await w.write(body);
+        await w.close();
+      } else {
+        await body.pipeTo(sink);
+      }
+    };
+    await put({ name: MANIFEST_NAME, size: json.byteLength, mtime: new Date(ctx.now()) }, json);
+    for (const o of manifest.objects) {
+      const found = await ctx.store.getObject(refs.get(o.bucket)!, o.key, o.versionId);
+      // A version read back by its versionId never changes; a current object without one may have.
+      if (found === 'noSuchBucket' || !found || found.object.etag !== o.etag || found.object.lastModified !== o.lastModified) {
+        throw new Error(`"${o.key}" in ${o.bucket} changed during the export; export again.`);
+      }
+      await put({ name: o.file, size: o.size, mtime: new Date(o.lastModified) }, found.body.stream());
+    }
+    controller.finalize();
+  };
+  // A failure after the first byte can only cut the archive short: the reader sees the stream
+  // fail, and an import refuses a cut archive.
+  write().catch((e: unknown) => controller.error(e));
+
+  const bytes = manifest.objects.reduce((n, o) => n + o.size, 0);
+  return new Response(readable, {
+    status: 200,
+    headers: {
+      'content-type': 'application/x-tar',
+      'content-disposition': contentDisposition('attachment', archiveName(ctx.now())),
+      'cache-control': 'no-store',
+      // For progress: the archive is these bytes plus 512-byte headers and padding.
+      'x-svc-archive-objects': String(manifest.objects.length),
+      'x-svc-archive-object-bytes': String(bytes),
+    },
+  });
+}
+
+// ---- import ----------------------------------------------------------------------------------
+
+export type Conflict = 'skip' | 'overwrite' | 'fail';
+
+interface Tally {
+  accountsCreated: number;
+  accountsUpdated: number;
+  accountsSkipped: number;
+  bucketsCreated: number;
+  bucketsExisting: number;
+  objectsRestored: number;
+  objectsSkipped: number;
+  bytesRestored: number;
+}
+
+/** An entry's bytes as a Blob, checked against what the manifest says of them. */
+async function readEntry(entry: ParsedTarEntry, o: ArchiveObject, counted: (n: number) => void): Promise<Blob> {
+  if (entry.header.size !== o.size) {
+    await entry.body.cancel();
+    return malformed(`"${o.file}" has ${entry.header.size} bytes; the manifest says ${o.size}.`);
+  }
+  const md5 = await createMd5();
+  // Gathered into Blobs a few MiB at a time, so the bytes leave the JS heap as they come
+  // (a browser keeps large Blobs on disk).
+  const blobs: Blob[] = [];
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const reader = entry.body.getReader();
+  for (;;) {
+    const { done, value: chunk } = await reader.read();
+    if (done) break;
+    md5.update(chunk);
+    counted(chunk.byteLength);
+    pending.push(chunk);
+    pendingBytes += chunk.byteLength;
+    if (pendingBytes >= 8 * 1024 * 1024) {
+      blobs.push(new Blob(pending as Uint8Array<ArrayBuffer>[]));
+      pending = [];
+      pendingBytes = 0;
+    }
+  }
+  blobs.push(new Blob(pending as Uint8Array<ArrayBuffer>[]));
+  const digest = md5.digest();
+  // A plain ETag is the MD5 of the bytes; a multipart one is not, but x-svc-object-md5 is.
+  const expected = o.etag.includes('-') ? o.objectMd5 : o.etag;
+  if (expected !== undefined && digest !== expected) malformed(`The bytes of "${o.file}" do not match its ${o.etag.includes('-') ? 'x-svc-object-md5' : 'ETag'}.`);
+  return blobs.length === 1 ? blobs[0]! : new Blob(blobs);
+}
+
+/** The manifest entry, read whole (it is metadata only) within its limit. */
+async function readManifestEntry(entry: ParsedTarEntry | undefined): Promise<Manifest> {
+  if (!entry || entry.header.name !== MANIFEST_NAME) {
+    await entry?.body.cancel();
+    return malformed(`A swbucket archive starts with ${MANIFEST_NAME}; this one does not. Was it made by swbucket's export?`);
+  }
+  if (entry.header.size > limits.archiveManifestBytes) {
+    await entry.body.cancel();
+    return malformed(`${MANIFEST_NAME} may not exceed ${limits.archiveManifestBytes} bytes.`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await new Response(entry.body).arrayBuffer());
+  } catch {
+    return malformed(`${MANIFEST_NAME} is not valid UTF-8.`);
+  }
+  return readManifest(text);
+}
+
+/**
+ * What this import added where nothing was, so that a break (a cut or damaged archive, a quota)
+ * can take it back: the store is left as before, except for what `overwrite` replaced.
+ */
+interface Added {
+  objects: { ref: BucketRef; key: string; versionId?: number; current: boolean }[];
+  buckets: BucketRef[];
+  accounts: string[];
+}
+
+async function takeBack(store: Store, added: Added): Promise<void> {
+  for (const o of added.objects.reverse()) {
+    if (o.current) await store.deleteObject(o.ref, o.key);
+    else await store.deleteObjects(o.ref, [{ key: o.key, versionId: o.versionId! }]);
+  }
+  for (const b of added.buckets) await store.deleteBucket(b);
+  for (const a of added.accounts) await store.deleteAccount(a);
+}
+
+function conflictOf(ctx: Context): Conflict {
+  const value = ctx.query.get('conflict') ?? 'fail';
+  if (value !== 'skip' && value !== 'overwrite' && value !== 'fail') {
+    return fail('InvalidArgument', 'conflict must be skip, overwrite or fail.');
+  }
+  return value;
+}
+
+/** With conflict=fail: the first stored version the archive would replace, checked before any write. */
+async function firstConflict(store: Store, manifest: Manifest): Promise<string | undefined> {
+  for (const a of manifest.accounts ?? []) {
+    const existing = await store.getAccount(a.accessKeyId);
+    if (existing && !existing.root) return `the account "${a.accessKeyId}" exists`;
+  }
+  for (const o of manifest.objects) {
+    const bucket = await store.getBucket(o.bucket);
+    if (!bucket) continue;
+    const found = await store.headObject(bucket, o.key, o.current ? undefined : o.versionId);
+    if (found && found !== 'noSuchBucket') return `"${o.key}" exists in ${o.bucket}`;
+  }
+  return undefined;
+}
+
+export async function importArchive(ctx: Context): Promise<Response> {
+  const caller = requireRoot(ctx);
+  const conflict = conflictOf(ctx);
+  const store = ctx.store;
+  if (!ctx.req.body) fail('MalformedArchive', 'The request has no body: send the archive (a tar file) as the body.');
+  const entries = ctx.req.body!.pipeThrough(createTarDecoder({ strict: true }));
+  const reader = entries.getReader();
+  const next = async (): Promise<ParsedTarEntry | undefined> => {
+    for (;;) {
+      let r: ReadableStreamReadResult<ParsedTarEntry>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        return malformed(`The archive is not a readable tar file (${e instanceof Error ? e.message : String(e)}).`);
+      }
+      if (r.done) return undefined;
+      // Folders a person's tar tool may add carry nothing.
+      if (r.value.header.type === 'directory') continue;
+      return r.value;
+    }
+  };
+  const tally: Tally = {
+    accountsCreated: 0, accountsUpdated: 0, accountsSkipped: 0, bucketsCreated: 0, bucketsExisting: 0,
+    objectsRestored: 0, objectsSkipped: 0, bytesRestored: 0,
+  };
+  const added: Added = { objects: [], buckets: [], accounts: [] };
+  let bytesIn = 0;
+  const counted = (n: number) => {
+    bytesIn += n;
+    ctx.bytesIn = bytesIn;
+  };
+
+  try {
+    const manifest = await readManifestEntry(await next());
+    if (conflict === 'fail') {
+      const clash = await firstConflict(store, manifest);
+      if (clash) fail('ImportConflict', `${clash}; choose conflict=skip or conflict=overwrite to import anyway.`);
+    }
+    for (const a of manifest.accounts ?? []) {
+      const existing = await store.getAccount(a.accessKeyId);
+      // The root account keeps its own credentials: an archive never changes who administers this service.
+      if (existing?.root || (existing && conflict === 'skip')) {
+        tally.accountsSkipped++;
+        continue;
+      }
+      if (existing && conflict === 'fail') fail('ImportConflict', `The account "${a.accessKeyId}" was created during the import.`);
+      const result = await store.putAccount(a);
+      if (result === 'created') {
+        tally.accountsCreated++;
+        added.accounts.push(a.accessKeyId);
+      } else tally.accountsUpdated++;
+    }
+    const refs = new Map<string, BucketRecord>();
+    for (const b of manifest.buckets) {
+      // An owner this service does not have gives way to the importer.
+      const owner = (await store.getAccount(b.owner)) ? b.owner : caller.accessKeyId;
+      const made = await store.createBucket({ ...b, owner });
+      if (made === 'noSuchOwner') fail('ImportConflict', `The account "${owner}" was removed during the import.`);
+      const bucket = await store.getBucket(b.name);
+      if (!bucket) return fail('ImportConflict', `The bucket "${b.name}" was deleted during the import.`);
+      if (made === 'ok') {
+        tally.bucketsCreated++;
+        added.buckets.push(bucket);
+      } else tally.bucketsExisting++;
+      refs.set(b.name, bucket);
+    }
+
+    const byFile = new Map(manifest.objects.map((o) => [o.file, o]));
+    for (;;) {
+      const entry = await next();
+      if (!entry) break;
+      const o = byFile.get(entry.header.name);
+      if (!o) {
+        await entry.body.cancel();
+        return malformed(`The archive holds "${entry.header.name}", which its manifest does not list (or lists twice).`);
+      }
+      byFile.delete(entry.header.name);
+      const body = await readEntry(entry, o, counted);
+      const { current, file: _file, ...record } = o;
+      const result = await store.restoreObject(refs.get(o.bucket)!, record, body, { current, replace: conflict === 'overwrite' });
+      if (result === 'noSuchBucket') fail('ImportConflict', `The bucket "${o.bucket}" was deleted during the import.`);
+      if (result === 'quotaExceeded') fail('QuotaExceeded', `"${o.key}" in ${o.bucket} would pass the owner's storage quota.`);
+      if (result === 'exists') {
+        if (conflict === 'fail') fail('ImportConflict', `"${o.key}" in ${o.bucket} was written during the import.`);
+        tally.objectsSkipped++;
+        continue;
+      }
+      tally.objectsRestored++;
+      tally.bytesRestored += o.size;
+      if (conflict !== 'overwrite') {
+        added.objects.push({ ref: refs.get(o.bucket)!, key: o.key, current, ...(o.versionId !== undefined ? { versionId: o.versionId } : {}) });
+      }
+    }
+    const missing = byFile.values().next();
+    if (!missing.done) malformed(`The archive ends before "${missing.value.file}", which its manifest lists: it was cut short.`);
+  } catch (e) {
+    await reader.cancel().catch(() => {});
+    let outcome = conflict === 'overwrite' ? 'Nothing was imported but what overwrite had already replaced.' : 'Nothing was imported.';
+    try {
+      await takeBack(store, added);
+    } catch {
+      outcome = 'Taking back what was imported before the break failed too: check the buckets.';
+    }
+    if (e instanceof SvcError) throw new SvcError(e.code, `${e.message.replace(/\.?$/, '.')} ${outcome}`, e.headers);
+    throw e;
+  }
+  return xmlResponse({
+    ImportResult: {
+      AccountsCreated: tally.accountsCreated,
+      AccountsUpdated: tally.accountsUpdated,
+      AccountsSkipped: tally.accountsSkipped,
+      BucketsCreated: tally.bucketsCreated,
+      BucketsExisting: tally.bucketsExisting,
+      ObjectsRestored: tally.objectsRestored,
+      ObjectsSkipped: tally.objectsSkipped,
+      BytesRestored: tally.bytesRestored,
+    },
+  });
+}
