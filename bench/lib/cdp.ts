@@ -1,15 +1,21 @@
 // A DevTools session on swbucket's service worker. Playwright gives CDP sessions for pages only, so
 // this goes through the browser session: Target.attachToTarget on the worker's target, then
 // messages relayed with Target.sendMessageToTarget (the non-flattened protocol).
-import type { CDPSession } from 'playwright-core';
-import type { Env } from './env.ts';
+import type { BrowserContext, CDPSession } from 'playwright-core';
+
+/** What the session needs of a benchmark's (or a test's) environment. */
+interface Site {
+  context: BrowserContext;
+  /** The origin whose /sw.js is the worker. */
+  site: { url: string };
+}
 
 export interface WorkerSession {
   send<T = Record<string, unknown>>(method: string, params?: Record<string, unknown>): Promise<T>;
   close(): Promise<void>;
 }
 
-export async function attachToServiceWorker(env: Env): Promise<WorkerSession> {
+export async function attachToServiceWorker(env: Site): Promise<WorkerSession> {
   const browser = env.context.browser();
   if (!browser) throw new Error('no Browser behind the context: cannot open a browser CDP session');
   const cdp: CDPSession = await browser.newBrowserCDPSession();

@@ -6,7 +6,9 @@ const status = document.getElementById('status');
 const list = document.getElementById('notes');
 const form = document.getElementById('new-note');
 
-const service = await startService();
+// An empty store starts with the notes in public/welcome.tar (made by swbucket's export); once
+// anything is stored, the seed is left alone.
+const service = await startService({ seed: 'welcome.tar' });
 const s3 = createClient({ endpoint: `http://${service.endpoint}`, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
 
 try {

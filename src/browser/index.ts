@@ -1,5 +1,6 @@
 // swbucket/browser: start the service from a page.
 export { startService, ServiceStartError, PAGE_VERSION } from './start.ts';
 export type { StartOptions, RunningService, StartFailure, StorageState } from './start.ts';
+export type { Seed } from './seed.ts';
 export { deleteAllData, DeleteDataError } from './data.ts';
 export type { DeleteAllDataOptions } from './data.ts';

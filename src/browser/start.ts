@@ -5,6 +5,7 @@
 import { DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
 import { VERSION } from '../../protocol/version.ts';
 import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
+import { SeedError, seedIfEmpty, type Seed } from './seed.ts';
 
 /** The swbucket version of this page's code; the worker reports its own. */
 export const PAGE_VERSION: string = VERSION;
@@ -37,6 +38,14 @@ export interface StartOptions {
    * evicted when the device runs low on space. Default true. The answer is in `storage.persisted`.
    */
   persist?: boolean;
+  /**
+   * Data for an empty store, so that a demo or a lesson opens with something in it: the URL of an
+   * archive (made by the console's Export, `swbucket export` or `client.exportArchive()`, resolved
+   * against the page), or a function that fills the store through a client signed as root. It runs
+   * only while the store holds no bucket and no account but root: on the first start, and again
+   * after deleteAllData(); never over data the app's users made. `seeded` says whether it ran.
+   */
+  seed?: Seed;
 }
 
 /** Whether the browser keeps this origin's data (README, "Good to know": "What a browser may evict"). */
@@ -61,6 +70,8 @@ export interface RunningService {
   registration: ServiceWorkerRegistration;
   /** Whether the origin's storage is persistent (asked for unless `persist: false`). */
   storage: StorageState;
+  /** True when this start filled the empty store from the `seed` option. */
+  seeded: boolean;
   /** Deletes this instance's database and request log: `deleteAllData(service)`. */
   deleteAllData(options?: DeleteAllDataOptions): Promise<void>;
   /**
@@ -72,7 +83,8 @@ export interface RunningService {
 }
 
 export type StartFailure =
-  | 'unsupported' | 'insecure' | 'register-failed' | 'no-worker' | 'timeout' | 'not-swbucket' | 'version-mismatch' | 'options-mismatch';
+  | 'unsupported' | 'insecure' | 'register-failed' | 'no-worker' | 'timeout' | 'not-swbucket' | 'version-mismatch' | 'options-mismatch'
+  | 'seed-failed';
 
 export class ServiceStartError extends Error {
   constructor(readonly reason: StartFailure, message: string) {
@@ -256,9 +268,18 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // Chromium answers at once; a prompt the user has not answered yet leaves today's state.
   await Promise.race([storageAnswer, new Promise((resolve) => setTimeout(resolve, PERSIST_WAIT_MS))]);
   if (storage.persisted === null) storage.persisted = await persistedNow();
+  let seeded = false;
+  if (options.seed !== undefined) {
+    try {
+      seeded = await seedIfEmpty(info, options.seed);
+    } catch (e) {
+      if (e instanceof SeedError) throw new ServiceStartError('seed-failed', e.message);
+      throw e;
+    }
+  }
   const service: RunningService = {
     endpoint: info.endpoint, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready,
-    storage, deleteAllData: (deleteOptions) => deleteAllData(service, deleteOptions),
+    storage, seeded, deleteAllData: (deleteOptions) => deleteAllData(service, deleteOptions),
     mountUrl: mountUrlFor(info),
   };
   return service;

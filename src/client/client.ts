@@ -6,7 +6,7 @@ import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
 import { upload } from './upload.ts';
 import type {
-  AccountSummary, Acl, Body, Client, ClientOptions, DeleteObjectsResult, GetObjectOptions, GetObjectResult, ListObjectsOptions,
+  AccountSummary, Acl, ArchiveDownload, Body, Client, ExportOptions, ImportOptions, ImportResult, ClientOptions, DeleteObjectsResult, GetObjectOptions, GetObjectResult, ListObjectsOptions,
   ListObjectsPage, ObjectHeadersInput, ObjectInfo, ObjectSummary, PartSummary, PutObjectOptions, UploadOptions, UploadResult,
   UploadSummary, VersionSummary, WriteResult,
 } from './types.ts';
@@ -83,9 +83,10 @@ function rangeHeader(range: NonNullable<GetObjectOptions['range']>): string {
 interface RequestInput {
   bucket?: string;
   key?: string;
-  query?: Record<string, string | number | undefined>;
+  /** A list value is sent as that parameter repeated. */
+  query?: Record<string, string | number | string[] | undefined>;
   headers?: Headers;
-  body?: Body;
+  body?: Body | ReadableStream<Uint8Array>;
   signal?: AbortSignal;
   /** Statuses that are answers, not failures (e.g. 304, 404 with ifNotFound). */
   accept?: number[];
@@ -112,7 +113,10 @@ export function createClient(options: ClientOptions = {}): Client {
 
   function queryOf(q: RequestInput['query']): URLSearchParams {
     const out = new URLSearchParams();
-    for (const [name, value] of Object.entries(q ?? {})) if (value !== undefined) out.set(name, String(value));
+    for (const [name, value] of Object.entries(q ?? {})) {
+      if (Array.isArray(value)) for (const v of value) out.append(name, v);
+      else if (value !== undefined) out.set(name, String(value));
+    }
     return out;
   }
 
@@ -121,12 +125,15 @@ export function createClient(options: ClientOptions = {}): Client {
     const key = input.key ?? '';
     const query = queryOf(input.query);
     const headers = new Headers(input.headers);
-    const body = bodyBlob(input.body);
+    const stream = input.body instanceof ReadableStream ? input.body : undefined;
+    const body = stream ?? bodyBlob(input.body as Body | undefined);
     if (creds) await signRequest(method, bucket, key, query, headers, creds);
     const res = await doFetch(urlFor(bucket, key, query), {
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
+      // A stream body is sent as it is read (fetch requires saying so).
+      ...(stream ? { duplex: 'half' } as RequestInit : {}),
       ...(input.signal ? { signal: input.signal } : {}),
     });
     if (res.ok || input.accept?.includes(res.status)) return res;
@@ -400,6 +407,36 @@ export function createClient(options: ClientOptions = {}): Client {
         accessKeyId: text(a.AccessKeyId), displayName: text(a.DisplayName), usedBytes: Number(text(a.UsedBytes)), root: text(a.Root) === 'true',
         ...(a.QuotaBytes !== undefined ? { quotaBytes: Number(text(a.QuotaBytes)) } : {}),
       }));
+    },
+
+    // ---- archives (the emulator's backup and restore; root only) ----
+    async exportArchive(o: ExportOptions = {}): Promise<ArchiveDownload> {
+      const res = await request('GET', {
+        query: { export: '', bucket: o.buckets, versions: o.versions ? '' : undefined, accounts: o.accounts ? '' : undefined },
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+      const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'swbucket.tar';
+      return {
+        body: res.body ?? new Blob([]).stream(),
+        fileName: name,
+        objects: Number(res.headers.get('x-svc-archive-objects') ?? 0),
+        objectBytes: Number(res.headers.get('x-svc-archive-object-bytes') ?? 0),
+      };
+    },
+    async importArchive(archive: Blob | BufferSource | ReadableStream<Uint8Array>, o: ImportOptions = {}): Promise<ImportResult> {
+      const res = await request('POST', {
+        query: { import: '', conflict: o.conflict },
+        body: archive,
+        headers: new Headers({ 'content-type': 'application/x-tar' }),
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+      const doc = node((await xml(res)).ImportResult);
+      const n = (name: string) => Number(text(doc[name]));
+      return {
+        accountsCreated: n('AccountsCreated'), accountsUpdated: n('AccountsUpdated'), accountsSkipped: n('AccountsSkipped'),
+        bucketsCreated: n('BucketsCreated'), bucketsExisting: n('BucketsExisting'),
+        objectsRestored: n('ObjectsRestored'), objectsSkipped: n('ObjectsSkipped'), bytesRestored: n('BytesRestored'),
+      };
     },
   };
   return client;

@@ -248,4 +248,48 @@ export interface Client {
   putAccount(accessKeyId: string, options: { secretAccessKey?: string; displayName?: string; quotaBytes?: number }): Promise<void>;
   deleteAccount(accessKeyId: string): Promise<void>;
   listAccounts(): Promise<AccountSummary[]>;
+  /** A tar archive of the service's data, streamed (docs/protocol.md, "Archives"). Root only. */
+  exportArchive(options?: ExportOptions): Promise<ArchiveDownload>;
+  /** Puts an archive's accounts, buckets and objects back. Root only; all or nothing. */
+  importArchive(archive: Blob | BufferSource | ReadableStream<Uint8Array>, options?: ImportOptions): Promise<ImportResult>;
+}
+
+export interface ExportOptions {
+  /** Only these buckets (default: every bucket). */
+  buckets?: string[];
+  /** Every stored version, not only the current objects. */
+  versions?: boolean;
+  /** The accounts too, with their secrets. */
+  accounts?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ArchiveDownload {
+  /** The archive's bytes as they are written: read it once (save it, or pass it to importArchive). */
+  body: ReadableStream<Uint8Array>;
+  /** `swbucket-YYYYMMDD-HHMMSS.tar` */
+  fileName: string;
+  /** Objects (stored versions) in the archive. */
+  objects: number;
+  /** Their bytes; the archive adds 512 bytes per file and padding. For a progress bar. */
+  objectBytes: number;
+}
+
+export type ImportConflict = 'fail' | 'skip' | 'overwrite';
+
+export interface ImportOptions {
+  /** What to do where the service already has the object or account: fail (default), skip or overwrite. */
+  conflict?: ImportConflict;
+  signal?: AbortSignal;
+}
+
+export interface ImportResult {
+  accountsCreated: number;
+  accountsUpdated: number;
+  accountsSkipped: number;
+  bucketsCreated: number;
+  bucketsExisting: number;
+  objectsRestored: number;
+  objectsSkipped: number;
+  bytesRestored: number;
 }

@@ -425,6 +425,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
   const store = {
     db,
+    blobsAreHandles: true,
     close() {
       void current?.then((d) => d.close());
       current = null;

@@ -127,6 +127,13 @@ export type QuotaRefusal = 'quotaExceeded';
 export type DeleteOutcome = 'deleted' | 'noSuchVersion';
 
 export interface Store {
+  /**
+   * True when getObject's Blob refers to the stored bytes without copying them (a browser's
+   * IndexedDB Blob is a handle onto a file), so an export may hold many at once; false or absent
+   * when each is a copy in memory, so an export reads one at a time.
+   */
+  readonly blobsAreHandles?: boolean;
+
   /** For access checks. Its usedBytes may lag behind writes; listAccounts() reads it fresh. */
   getAccount(accessKeyId: string): Promise<Account | undefined>;
   listAccounts(): Promise<Account[]>;

@@ -56,11 +56,16 @@ describe('examples/vanilla: notes in a plain Vite app with the swbucket/vite plu
       try {
         const page = await context.newPage();
         await page.goto(served.url + '/');
-        await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/0 note\(s\)/);
+        // The empty store was seeded from public/welcome.tar.
+        await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/1 note\(s\)/);
+        await expect(page.getByRole('link', { name: 'welcome.txt' }).count()).resolves.toBe(1);
         await page.getByLabel('Title').fill('groceries.txt');
         await page.getByLabel('Text').fill('eggs, milk');
         await page.getByRole('button', { name: 'Save' }).click();
-        await expect.poll(() => status(page), { timeout: 15_000 }).toMatch(/1 note\(s\)/);
+        await expect.poll(() => status(page), { timeout: 15_000 }).toMatch(/2 note\(s\)/);
+        // The next start finds data: no second seed, the user's note stays.
+        await page.reload();
+        await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/2 note\(s\)/);
         await page.getByRole('link', { name: 'groceries.txt' }).click();
         await page.waitForURL('**/svc/notes/groceries.txt?*');
         expect(await page.locator('body').textContent()).toBe('eggs, milk');

@@ -8,9 +8,23 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packTar, unpackTar } from 'modern-tar';
-import { buildRequest, newService, send, errorCode, type SendOptions } from '../support/service.ts';
+import { buildRequest, newService as newIdbService, send, errorCode, type SendOptions } from '../support/service.ts';
+import { createHandler } from '../../sw/core/handler.ts';
 
-type Svc = Awaited<ReturnType<typeof newService>>;
+type Svc = Awaited<ReturnType<typeof newIdbService>>;
+
+/**
+ * The two ways an export is written: composed of the store's Blobs (IndexedDB, whose Blobs are
+ * handles) and streamed one object at a time (stores whose reads copy, such as the server's lmdb).
+ */
+const MODES: [string, () => Promise<Svc>][] = [
+  ['composed', newIdbService],
+  ['streamed', async () => {
+    const s = await newIdbService();
+    const store = { ...s.store, blobsAreHandles: false };
+    return { ...s, store, handle: createHandler({ store }) };
+  }],
+];
 
 const S = 'http://svc.localhost';
 const host = (b: string) => `http://${b}.svc.localhost`;
@@ -29,7 +43,7 @@ async function ok(s: Svc, method: string, url: string, o: SendOptions = {}) {
 }
 
 /** A service holding a bit of everything an archive must carry. */
-async function populated(): Promise<{ s: Svc; bytes: Record<string, Uint8Array> }> {
+async function populated(newService: () => Promise<Svc>): Promise<{ s: Svc; bytes: Record<string, Uint8Array> }> {
   const s = await newService();
   const bytes: Record<string, Uint8Array> = {};
   await ok(s, 'PUT', `${S}/?account=alice`, { body: '<Account><SecretAccessKey>alice-secret-1</SecretAccessKey><DisplayName>Alice</DisplayName><QuotaBytes>100000000</QuotaBytes></Account>' });
@@ -104,9 +118,10 @@ async function snapshot(s: Svc): Promise<unknown> {
   return { buckets, out, accounts };
 }
 
+for (const [mode, newService] of MODES) describe(`${mode} export`, () => {
 describe('export → import into a fresh service', () => {
   it('brings back every version byte for byte, with ETags, headers, metadata, dates, ACLs, versioning and accounts', async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const before = await snapshot(s);
     const archive = await archiveOf(s);
     const fresh = await newService();
@@ -126,7 +141,7 @@ describe('export → import into a fresh service', () => {
   });
 
   it('is a tar a person can open: the manifest first, then files named after their keys', async () => {
-    const { s, bytes } = await populated();
+    const { s, bytes } = await populated(newService);
     const archive = await archiveOf(s);
     const entries = await unpackTar(archive);
     expect(entries[0]!.header.name).toBe('swbucket.json');
@@ -155,7 +170,7 @@ describe('export → import into a fresh service', () => {
   });
 
   it('exports only the chosen buckets, only current objects unless asked, and accounts only when asked', async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const entries = await unpackTar(await archiveOf(s, 'export&bucket=docs'));
     const manifest = JSON.parse(new TextDecoder().decode(entries[0]!.data));
     expect(manifest.buckets.map((b: { name: string }) => b.name)).toEqual(['docs']);
@@ -168,7 +183,7 @@ describe('export → import into a fresh service', () => {
   });
 
   it('is root only, both ways', async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const alice = { accessKeyId: 'alice', secret: 'alice-secret-1' };
     expect((await call(s, 'GET', `${S}/?export`, { auth: alice })).status).toBe(403);
     expect((await call(s, 'GET', `${S}/?export`, { auth: 'anon' })).status).toBe(403);
@@ -185,7 +200,7 @@ describe('export → import into a fresh service', () => {
 
 describe('conflicts are a choice', () => {
   it('fail (the default) changes nothing; skip keeps what is there; overwrite takes the archive', async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const archive = await archiveOf(s);
     const target = await newService();
     await ok(target, 'PUT', `${host('photos')}/`);
@@ -239,7 +254,7 @@ describe('a damaged archive is refused and changes nothing', () => {
   });
 
   it('cut short at any point after the first object', async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const archive = await archiveOf(s);
     for (const fraction of [0.3, 0.6, 0.9]) {
       const cut = archive.slice(0, Math.floor(archive.length * fraction / 512) * 512 + 100);
@@ -249,7 +264,7 @@ describe('a damaged archive is refused and changes nothing', () => {
   });
 
   it('bytes that do not match their ETag, a size that does not match, an unlisted file', async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const entries = await unpackTar(await archiveOf(s));
     const manifest = JSON.parse(new TextDecoder().decode(entries[0]!.data));
     const rebuild = (change: (e: { header: { name: string; size: number }; data?: Uint8Array }) => void, extra: { header: { name: string; size: number }; body: string }[] = []) =>
@@ -294,7 +309,7 @@ describe('a damaged archive is refused and changes nothing', () => {
   });
 
   it("over the owner's quota: refused whole", async () => {
-    const { s } = await populated();
+    const { s } = await populated(newService);
     const archive = await archiveOf(s, 'export&bucket=photos');
     const target = await newService();
     await ok(target, 'PUT', `${S}/?account=small`, { body: '<Account><SecretAccessKey>small-secret</SecretAccessKey><QuotaBytes>6000</QuotaBytes></Account>' });
@@ -307,4 +322,5 @@ describe('a damaged archive is refused and changes nothing', () => {
     const accounts = (await ok(target, 'GET', `${S}/?accounts`)).text;
     expect(accounts).toMatch(/<AccessKeyId>small<\/AccessKeyId><DisplayName>small<\/DisplayName><QuotaBytes>6000<\/QuotaBytes><UsedBytes>0<\/UsedBytes>/);
   });
+});
 });

@@ -3,7 +3,7 @@
 // back, every stored version with its own ETag, dates, headers and versionId. Root only: an
 // archive can hold every account's secret. Both stream: an object's bytes are read (or written)
 // one at a time, never the archive as a whole.
-import { createTarDecoder, createTarPacker, type ParsedTarEntry } from 'modern-tar';
+import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader } from 'modern-tar';
 import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { requireCaller } from '../access.ts';
@@ -52,7 +52,13 @@ async function versionsOf(store: Store, bucket: BucketRef, all: boolean): Promis
 }
 
 /** The manifest of what the request asks for, read from the store as it is now. */
-async function describe(ctx: Context): Promise<{ manifest: Manifest; refs: Map<string, BucketRecord> }> {
+/**
+ * The manifest of what the request asks for, read from the store as it is now. With `snapshot`,
+ * each object's bytes are read at once too (Blob handles, not bytes), and the manifest records
+ * what was read: an object deleted since its listing is left out, one replaced is described as
+ * read, so the archive always agrees with itself.
+ */
+async function describe(ctx: Context, snapshot: boolean): Promise<{ manifest: Manifest; refs: Map<string, BucketRecord>; bodies: Map<string, Blob> }> {
   const wanted = ctx.query.getAll('bucket');
   const all = await ctx.store.listAllBuckets();
   for (const name of wanted) {
@@ -62,11 +68,22 @@ async function describe(ctx: Context): Promise<{ manifest: Manifest; refs: Map<s
   const withVersions = ctx.query.has('versions');
   const name = fileNamer();
   const objects: ArchiveObject[] = [];
+  const bodies = new Map<string, Blob>();
   for (const bucket of chosen) {
-    for (const { object, current } of await versionsOf(ctx.store, bucket, withVersions)) {
-      const { chunks: _chunks, ...record } = object;
-      const o = { ...record, current };
-      objects.push({ ...o, file: name(o) });
+    for (const listed of await versionsOf(ctx.store, bucket, withVersions)) {
+      let object = listed.object;
+      let body: Blob | undefined;
+      if (snapshot) {
+        const found = await ctx.store.getObject(bucket, object.key, listed.current ? undefined : object.versionId);
+        if (found === 'noSuchBucket') return fail('NoSuchBucket', `The bucket "${bucket.name}" was deleted during the export.`);
+        if (!found) continue;
+        ({ object, body } = found);
+      }
+      const { chunks: _chunks, bucket: _bucket, key, ...record } = object;
+      const o = { bucket: bucket.name, key, current: listed.current, ...record };
+      const file = name(o);
+      objects.push({ ...o, file });
+      if (body) bodies.set(file, body);
     }
   }
   const manifest: Manifest = {
@@ -85,58 +102,129 @@ async function describe(ctx: Context): Promise<{ manifest: Manifest; refs: Map<s
     buckets: chosen.map(({ id: _id, ...b }) => b),
     objects,
   };
-  return { manifest, refs: new Map(chosen.map((b) => [b.name, b])) };
+  return { manifest, refs: new Map(chosen.map((b) => [b.name, b])), bodies };
+}
+
+/** The manifest as a person reads it: one line per account, bucket and stored version. */
+function manifestText(m: Manifest): string {
+  const lines = (items: unknown[]) => (items.length === 0 ? '[]' : `[\n${items.map((i) => `  ${JSON.stringify(i)}`).join(',\n')}\n ]`);
+  const { accounts, buckets, objects, ...head } = m;
+  const fields = Object.entries(head).map(([k, v]) => ` ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+  if (accounts) fields.push(` "accounts": ${lines(accounts)}`);
+  fields.push(` "buckets": ${lines(buckets)}`, ` "objects": ${lines(objects)}`);
+  return `{\n${fields.join(',\n')}\n}\n`;
 }
 
 /** `swbucket-20261122-230500.tar` */
 const archiveName = (now: number) =>
   `swbucket-${new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}.tar`;
 
+/**
+ * The header blocks modern-tar writes for an entry (a PAX record first for a long or non-ASCII
+ * name). It emits them when the entry is added, before any byte of the body: an empty chunk
+ * written as the body comes out right after them and marks where they end.
+ */
+async function headerBlocks(header: TarHeader): Promise<Uint8Array[]> {
+  const { readable, controller } = createTarPacker();
+  const reader = readable.getReader();
+  const end = new Uint8Array(0);
+  void controller.add({ mode: 0o644, ...header }).getWriter().write(end).catch(() => {});
+  const blocks: Uint8Array[] = [];
+  for (;;) {
+    const { value } = await reader.read();
+    if (value === undefined || value === end) break;
+    blocks.push(value);
+  }
+  await reader.cancel();
+  return blocks;
+}
+
+// What tar adds around the bodies: each is padded to whole 512-byte blocks, and two empty blocks end the archive.
+const padding = (size: number) => new Uint8Array(-size & 511);
+const END_OF_ARCHIVE = new Uint8Array(1024);
+
+interface Entry {
+  header: TarHeader & { size: number };
+  body(): Promise<Blob>;
+}
+
+/**
+ * The archive as one Blob composed of the stored Blobs: no byte passes through this worker's heap,
+ * and the browser streams it from disk. For stores whose Blobs are handles (IndexedDB).
+ */
+async function composed(entries: Entry[]): Promise<Blob> {
+  const parts: BlobPart[] = [];
+  for (const e of entries) {
+    parts.push(...(await headerBlocks(e.header)) as Uint8Array<ArrayBuffer>[], await e.body(), padding(e.header.size));
+  }
+  parts.push(END_OF_ARCHIVE);
+  return new Blob(parts, { type: 'application/x-tar' });
+}
+
+/** The archive as a stream that reads one object at a time, as the reader pulls. For stores whose reads copy. */
+function streamed(entries: Entry[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  let body: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let pad = new Uint8Array(0);
+  return new ReadableStream<Uint8Array>({
+    // Each call enqueues something: a pull that enqueues nothing is not called again.
+    async pull(controller) {
+      if (body) {
+        const { done, value } = await body.read();
+        if (!done) return controller.enqueue(value);
+        body = null;
+        if (pad.byteLength > 0) return controller.enqueue(pad);
+      }
+      const e = entries[next++];
+      if (!e) {
+        controller.enqueue(END_OF_ARCHIVE);
+        return controller.close();
+      }
+      for (const block of await headerBlocks(e.header)) controller.enqueue(block);
+      body = (await e.body()).stream().getReader();
+      pad = padding(e.header.size);
+    },
+    cancel: () => body?.cancel(),
+  }, { highWaterMark: 0 });
+}
+
 export async function exportArchive(ctx: Context): Promise<Response> {
   requireRoot(ctx);
-  const { manifest, refs } = await describe(ctx);
-  const { readable, controller } = createTarPacker();
-  const json = new TextEncoder().encode(JSON.stringify(manifest, null, 1));
-
-  // Written as the reader pulls: a slow download holds at most one object's read in flight.
-  const write = async () => {
-    const put = async (header: { name: string; size: number; mtime: Date }, body: ReadableStream<Uint8Array> | Uint8Array) => {
-      const sink = controller.add({ ...header, mode: 0o644 });
-      if (body instanceof Uint8Array) {
-        const w = sink.getWriter();
-        await w.write(body);
-        await w.close();
-      } else {
-        await body.pipeTo(sink);
-      }
-    };
-    await put({ name: MANIFEST_NAME, size: json.byteLength, mtime: new Date(ctx.now()) }, json);
-    for (const o of manifest.objects) {
-      const found = await ctx.store.getObject(refs.get(o.bucket)!, o.key, o.versionId);
-      // A version read back by its versionId never changes; a current object without one may have.
-      if (found === 'noSuchBucket' || !found || found.object.etag !== o.etag || found.object.lastModified !== o.lastModified) {
-        throw new Error(`"${o.key}" in ${o.bucket} changed during the export; export again.`);
-      }
-      await put({ name: o.file, size: o.size, mtime: new Date(o.lastModified) }, found.body.stream());
-    }
-    controller.finalize();
+  // Stores whose Blobs are handles give the archive as one composed Blob, read all at once; the
+  // others stream it, reading one object at a time as the reader pulls.
+  const compose = ctx.store.blobsAreHandles === true;
+  const { manifest, refs, bodies } = await describe(ctx, compose);
+  const json = new TextEncoder().encode(manifestText(manifest));
+  const entries: Entry[] = [
+    { header: { name: MANIFEST_NAME, size: json.byteLength, mtime: new Date(ctx.now()) }, body: async () => new Blob([json]) },
+    ...manifest.objects.map((o): Entry => ({
+      header: { name: o.file, size: o.size, mtime: new Date(o.lastModified) },
+      async body() {
+        const read = bodies.get(o.file);
+        if (read) return read;
+        const found = await ctx.store.getObject(refs.get(o.bucket)!, o.key, o.current ? undefined : o.versionId);
+        // Described before it is read: a change since then would make the archive disagree with itself.
+        if (found === 'noSuchBucket' || !found || found.object.etag !== o.etag || found.object.lastModified !== o.lastModified) {
+          throw new Error(`"${o.key}" in ${o.bucket} changed during the export; export again.`);
+        }
+        return found.body;
+      },
+    })),
+  ];
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-tar',
+    'content-disposition': contentDisposition('attachment', archiveName(ctx.now())),
+    'cache-control': 'no-store',
+    'x-svc-archive-objects': String(manifest.objects.length),
+    'x-svc-archive-object-bytes': String(manifest.objects.reduce((n, o) => n + o.size, 0)),
   };
+  if (compose) {
+    const archive = await composed(entries);
+    return new Response(archive, { status: 200, headers: { ...headers, 'content-length': String(archive.size) } });
+  }
   // A failure after the first byte can only cut the archive short: the reader sees the stream
   // fail, and an import refuses a cut archive.
-  write().catch((e: unknown) => controller.error(e));
-
-  const bytes = manifest.objects.reduce((n, o) => n + o.size, 0);
-  return new Response(readable, {
-    status: 200,
-    headers: {
-      'content-type': 'application/x-tar',
-      'content-disposition': contentDisposition('attachment', archiveName(ctx.now())),
-      'cache-control': 'no-store',
-      // For progress: the archive is these bytes plus 512-byte headers and padding.
-      'x-svc-archive-objects': String(manifest.objects.length),
-      'x-svc-archive-object-bytes': String(bytes),
-    },
-  });
+  return new Response(streamed(entries), { status: 200, headers });
 }
 
 // ---- import ----------------------------------------------------------------------------------
@@ -168,7 +256,13 @@ async function readEntry(entry: ParsedTarEntry, o: ArchiveObject, counted: (n: n
   let pendingBytes = 0;
   const reader = entry.body.getReader();
   for (;;) {
-    const { done, value: chunk } = await reader.read();
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch {
+      return malformed(`The archive breaks off inside "${o.file}": it was cut short or is damaged.`);
+    }
+    const { done, value: chunk } = next;
     if (done) break;
     md5.update(chunk);
     counted(chunk.byteLength);
@@ -200,8 +294,10 @@ async function readManifestEntry(entry: ParsedTarEntry | undefined): Promise<Man
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await new Response(entry.body).arrayBuffer());
-  } catch {
+    const bytes = await new Response(entry.body).arrayBuffer().catch(() => malformed(`The archive breaks off inside ${MANIFEST_NAME}.`));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (e) {
+    if (e instanceof SvcError) throw e;
     return malformed(`${MANIFEST_NAME} is not valid UTF-8.`);
   }
   return readManifest(text);

@@ -17,13 +17,13 @@ export interface StaticServer {
   /** Extra headers for one path, e.g. '/sw.js' → { 'content-security-policy': "script-src 'self'" }. */
   headers: Map<string, Record<string, string>>;
   /** Body served instead of the file at a path (set to undefined to go back to the file). */
-  bodies: Map<string, string>;
+  bodies: Map<string, string | Uint8Array>;
   close(): Promise<void>;
 }
 
 export async function startStaticServer(root = join(process.cwd(), 'dist-site')): Promise<StaticServer> {
   const headers = new Map<string, Record<string, string>>();
-  const bodies = new Map<string, string>();
+  const bodies = new Map<string, string | Uint8Array>();
   const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const file = path === '/' ? '/index.html' : path;
