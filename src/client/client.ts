@@ -1,6 +1,6 @@
 // The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
-// endpoint (the account calls aside, which are the emulator's administration).
+// endpoint (the account and archive calls aside, which are the emulator's administration).
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
