@@ -3,6 +3,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { init, InitError } from './init.ts';
 import { startServer } from './server.ts';
+import { existsSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { exportToFile, importFromFile, rootClient, seedIfEmpty, type Connection } from './archive.ts';
+import { SvcClientError } from '../src/client/errors.ts';
 import { VERSION } from '../protocol/version.ts';
 
 const USAGE = {
@@ -11,8 +15,20 @@ const USAGE = {
       into your app's static folder (Vite: public). Run it again after upgrading swbucket.
       --no-worker: only the console (your own worker composes swbucket/sw); --no-console: only
       the worker; --force: replace files that are not swbucket's.`,
-  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--endpoint svc.localhost]
-      The same service as an HTTP server in Node (data in memory). PORT also sets the port.`,
+  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--endpoint svc.localhost] [--data DIR] [--seed FILE]
+      The same service as an HTTP server in Node. PORT also sets the port. Data lives in memory
+      and is gone when it stops, or with --data is kept in DIR (created if missing): every write
+      is on disk before its answer, and one server at a time owns DIR. --seed FILE: import that
+      archive (swbucket export) when the store is empty, as a fixture; a store with data is left alone.`,
+  export: `  swbucket export [-o FILE] [--bucket NAME]... [--versions] [--accounts] [--endpoint URL]
+      Save a running server's data as a tar archive (default file: swbucket-DATE-TIME.tar here;
+      -o - writes to stdout). --bucket: only these buckets; --versions: every stored version;
+      --accounts: the accounts too, with their secrets (keep such a file as you keep a password).`,
+  import: `  swbucket import FILE [--conflict fail|skip|overwrite] [--endpoint URL]
+      Put an archive's buckets, objects (and accounts) back into a running server. Where an object
+      or account exists already: fail (the default; nothing is imported), skip it, or overwrite it.
+  Both sign as root (svcadmin) unless SWBUCKET_ACCESS_KEY_ID and SWBUCKET_SECRET_ACCESS_KEY say
+  otherwise; --endpoint defaults to http://127.0.0.1:9000 (or SWBUCKET_ENDPOINT).`,
 };
 
 const HELP = `swbucket ${VERSION}: object storage in the browser
@@ -20,6 +36,8 @@ const HELP = `swbucket ${VERSION}: object storage in the browser
 Usage:
 ${USAGE.init}
 ${USAGE.serve}
+${USAGE.export}
+${USAGE.import}
   swbucket --version | --help
 `;
 
@@ -67,16 +85,34 @@ Then store and read objects with swbucket/client (see the README). ${values['no-
 }
 
 async function runServe(args: string[]): Promise<void> {
-  const { values } = parse('serve', { args, options: { port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' } } });
+  const { values } = parse('serve', {
+    args, options: { port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' }, data: { type: 'string' }, seed: { type: 'string' } },
+  });
+  if (values.data === '') fail(`--data needs a directory\n\nUsage:\n${USAGE.serve}`);
+  if (values.seed !== undefined && !existsSync(values.seed)) fail(`--seed: no such file: ${values.seed}`);
   const portText = values.port ?? process.env.PORT ?? '9000';
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) fail(`invalid port "${portText}"`);
-  const running = await startServer({ port, host: values.host ?? '127.0.0.1', ...(values.endpoint ? { endpoint: values.endpoint } : {}) });
-  console.log(`swbucket ${VERSION} listening on ${running.url} (data in memory: gone when it stops)
+  const running = await startServer({
+    port, host: values.host ?? '127.0.0.1', ...(values.endpoint ? { endpoint: values.endpoint } : {}), ...(values.data ? { dataDir: values.data } : {}),
+  });
+  const where = running.dataDir === undefined ? 'data in memory: gone when it stops' : `data kept in ${running.dataDir}`;
+  console.log(`swbucket ${VERSION} listening on ${running.url} (${where})
   buckets: ${running.url}/{bucket}/{key} (path style), or Host: {bucket}.${running.endpoint}
   root credentials: AccessKeyId svcadmin, secret svcadmin-secret; every request is signed but anonymous reads of public-read buckets
   from Node: createClient({ endpoint: '${running.url}', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' }) (swbucket/client)
   from a shell: see "The HTTP server" in the README for a signing helper`);
+  if (values.seed !== undefined) {
+    try {
+      const seeded = await seedIfEmpty({ endpoint: running.url }, values.seed);
+      console.log(seeded
+        ? `swbucket: seeded the empty store from ${values.seed}: ${seeded.objectsRestored} object(s) in ${seeded.bucketsCreated} bucket(s)`
+        : `swbucket: not seeded from ${values.seed}: the store holds data already`);
+    } catch (e) {
+      await running.close();
+      fail(`seeding from ${values.seed} failed, nothing was imported: ${e instanceof Error ? e.message : e}`, 1);
+    }
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -89,11 +125,84 @@ async function runServe(args: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
+function connection(endpoint: string | undefined): Connection {
+  const id = process.env.SWBUCKET_ACCESS_KEY_ID;
+  const secret = process.env.SWBUCKET_SECRET_ACCESS_KEY;
+  return {
+    endpoint: endpoint ?? process.env.SWBUCKET_ENDPOINT ?? 'http://127.0.0.1:9000',
+    ...(id && secret ? { accessKeyId: id, secretAccessKey: secret } : {}),
+  };
+}
+
+const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+
+/** The service's refusal, or why it could not be reached, as one line that says what to do. */
+function archiveFailure(e: unknown, c: Connection): never {
+  if (e instanceof SvcClientError) return fail(`${e.code}: ${e.message}`, 1);
+  const cause = (e as { cause?: { code?: string } }).cause?.code;
+  if (cause === 'ECONNREFUSED') return fail(`nothing answers at ${c.endpoint}: start the server (swbucket serve) or pass --endpoint`, 1);
+  return fail(e instanceof Error ? e.message : String(e), 1);
+}
+
+async function runExport(args: string[]): Promise<void> {
+  const { values } = parse('export', {
+    args,
+    options: {
+      output: { type: 'string', short: 'o' }, bucket: { type: 'string', multiple: true },
+      versions: { type: 'boolean' }, accounts: { type: 'boolean' }, endpoint: { type: 'string' },
+    },
+  });
+  const c = connection(values.endpoint);
+  const options = {
+    ...(values.bucket ? { buckets: values.bucket } : {}), versions: values.versions === true, accounts: values.accounts === true,
+  };
+  try {
+    if (values.output === '-') {
+      const archive = await rootClient(c).exportArchive(options);
+      await archive.body.pipeTo(Writable.toWeb(process.stdout));
+      return;
+    }
+    let shown = 0;
+    const r = await exportToFile(c, (suggested) => values.output ?? suggested, options, (written, about) => {
+      if (process.stderr.isTTY && written - shown > 4 * 1048576) {
+        shown = written;
+        process.stderr.write(`\r  ${mib(written)} of about ${mib(about)}`);
+      }
+    });
+    if (shown > 0) process.stderr.write('\n');
+    console.log(`swbucket: exported ${r.objects} object${r.objects === 1 ? '' : 's'} (${mib(r.bytes)}) to ${r.file}`);
+  } catch (e) {
+    archiveFailure(e, c);
+  }
+}
+
+async function runImport(args: string[]): Promise<void> {
+  const { values, positionals } = parse('import', {
+    args, allowPositionals: true, options: { conflict: { type: 'string' }, endpoint: { type: 'string' } },
+  });
+  const [file, ...extra] = positionals;
+  if (!file || extra.length > 0) fail(`import takes one archive file\n\nUsage:\n${USAGE.import}`);
+  const conflict = values.conflict ?? 'fail';
+  if (conflict !== 'fail' && conflict !== 'skip' && conflict !== 'overwrite') fail(`--conflict must be fail, skip or overwrite, not "${conflict}"`);
+  if (!existsSync(file)) fail(`no such file: ${file}`, 1);
+  const c = connection(values.endpoint);
+  try {
+    const r = await importFromFile(c, file, { conflict });
+    console.log(`swbucket: imported ${r.objectsRestored} object${r.objectsRestored === 1 ? '' : 's'} (${mib(r.bytesRestored)}) into ${r.bucketsCreated} new and ${r.bucketsExisting} existing bucket${r.bucketsExisting === 1 ? '' : 's'}`
+      + (r.objectsSkipped ? `; skipped ${r.objectsSkipped} that existed` : '')
+      + (r.accountsCreated + r.accountsUpdated ? `; accounts: ${r.accountsCreated} created, ${r.accountsUpdated} updated` : ''));
+  } catch (e) {
+    archiveFailure(e, c);
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'init': return runInit(rest);
     case 'serve': return runServe(rest);
+    case 'export': return runExport(rest);
+    case 'import': return runImport(rest);
     case '--version': case '-v': console.log(VERSION); return;
     case undefined: case '--help': case '-h': case 'help': console.log(HELP); return;
     default: fail(`unknown command "${command}"\n\n${HELP}`);

@@ -1,6 +1,7 @@
 // swbucket/node: the HTTP server, the same handle() behind Node's http through @hono/node-server's
-// Request/Response bridge. Data lives in memory (fake-indexeddb) and is gone when it stops.
-// Both are optional peers (a browser app never needs them), loaded when a server starts.
+// Request/Response bridge. Data lives in memory (fake-indexeddb) and is gone when it stops, or with
+// `dataDir` on disk in an LMDB environment (lmdb-store.ts) and kept across restarts.
+// All three are optional peers (a browser app never needs them), loaded when a server starts.
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHandler, finish, newRequestId, type LogEntry } from '../sw/core/handler.ts';
@@ -19,12 +20,19 @@ export interface ServerOptions {
   endpoint?: string;
   /** One line per request; default: stdout. */
   log?: (line: string) => void;
+  /**
+   * Keep the data in this directory (created when missing; one server at a time), durably: a write
+   * is on disk before its answer. Default: in memory, gone when the server stops.
+   */
+  dataDir?: string;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
   endpoint: string;
+  /** The directory the data is kept in (absolute), or undefined when it lives in memory. */
+  dataDir: string | undefined;
   close(): Promise<void>;
 }
 
@@ -49,7 +57,7 @@ function headerPairs(raw: string[]): [string, string][] {
   return out;
 }
 
-const PEERS = '@hono/node-server fake-indexeddb';
+const PEERS = '@hono/node-server fake-indexeddb lmdb';
 
 /** An optional peer, or an error that says how to install it. */
 async function peer<T>(load: () => Promise<T>): Promise<T> {
@@ -57,7 +65,7 @@ async function peer<T>(load: () => Promise<T>): Promise<T> {
     return await load();
   } catch (e) {
     if ((e as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw e;
-    throw new Error(`The swbucket server needs two packages that a browser app does not: npm install --save-dev ${PEERS}`);
+    throw new Error(`The swbucket server needs packages that a browser app does not: npm install --save-dev ${PEERS}`);
   }
 }
 
@@ -70,7 +78,9 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     if (name.startsWith('IDB') && !(name in globalThis)) Object.defineProperty(globalThis, name, { value, configurable: true, writable: true });
   }
   const endpoint = o.endpoint ?? DEFAULT_ENDPOINT;
-  const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' });
+  const store = o.dataDir === undefined
+    ? await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' })
+    : await (await peer(() => import('./lmdb-store.ts'))).openLmdbStore({ path: o.dataDir });
   const log = o.log ?? ((line: string) => console.log(line));
   const report = (e: unknown) => console.error('internal error:', e);
   const handle = createHandler({
@@ -143,6 +153,9 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     });
     s.once('error', reject);
     s.listen(o.port ?? 9000, host, () => resolve(s));
+  }).catch(async (e: unknown) => {
+    await store.close(); // the data directory is free again for the next attempt
+    throw e;
   });
   // A client that closes its side mid-body (Content-Length 10, 5 bytes sent) makes Node's parser
   // fail; by default Node then answers a bare 400 and drops the socket before the handler can say
@@ -165,10 +178,11 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     endpoint,
+    dataDir: 'path' in store ? store.path : undefined,
     close: () => new Promise<void>((resolve) => {
       server.close(() => {
-        store.close();
-        resolve();
+        // On disk, closing waits for writes in flight and releases the directory.
+        void Promise.resolve(store.close()).catch(report).finally(resolve);
       });
       server.closeAllConnections();
     }),

@@ -72,7 +72,7 @@ export const fail = (code: ErrorCode, message?: string): never => {
 export function asSvcError(e: unknown): SvcError | undefined {
   if (e instanceof SvcError) return e;
   if (e instanceof XmlError) return new SvcError('MalformedXML', e.detail);
-  if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', 'The browser refused to store more data.');
+  if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', e.message);
   return undefined;
 }
 

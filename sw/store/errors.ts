@@ -1,11 +1,15 @@
 // What the store throws, in its own terms: a refusal it can name rather than a result it returns.
 // The store knows nothing of HTTP; core/errors.ts decides what a client is told.
 
-/** IndexedDB refused a write because the browser will not store more. The write changed nothing. */
+/**
+ * The storage under the store refused a write for lack of room: the browser's quota for the site
+ * (IndexedDB), or a full disk (the server's lmdb store). The write changed nothing. The message
+ * says which, in words a client is shown.
+ */
 export class StoreQuotaError extends Error {
   override readonly name = 'StoreQuotaError';
-  constructor(cause: unknown) {
-    super('The browser refused to store more data.', { cause });
+  constructor(cause: unknown, message = 'The browser refused to store more data.') {
+    super(message, { cause });
   }
 }
 

@@ -223,6 +223,70 @@ describe('swbucket serve', () => {
   });
 });
 
+describe('swbucket export / import / serve --seed', () => {
+  const servers: ChildProcess[] = [];
+  afterAll(() => {
+    for (const s of servers) if (s.exitCode === null) s.kill('SIGKILL');
+  });
+
+  /** `swbucket serve` on a free port with these options; resolves once it has said what it did. */
+  async function serve(...args: string[]): Promise<{ url: string; output: () => string }> {
+    const port = await freePort();
+    const server = spawn(join(dir, 'node_modules/.bin/swbucket'), ['serve', '--port', String(port), ...args], { cwd: dir, env: shellEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    servers.push(server);
+    let output = '';
+    server.stdout!.on('data', (d) => (output += d));
+    server.stderr!.on('data', (d) => (output += d));
+    await expect.poll(() => output, { timeout: 15_000 }).toContain('listening on');
+    if (args.includes('--seed')) await expect.poll(() => output, { timeout: 15_000 }).toMatch(/seeded|not seeded/);
+    return { url: `http://127.0.0.1:${port}`, output: () => output };
+  }
+
+  it('moves a server\'s data to another through an archive file; --seed fills an empty server', async () => {
+    await npmInstall(dir, ['@hono/node-server', 'fake-indexeddb'].map((name) => `${name}@${PKG.devDependencies[name]}`));
+    writeFileSync(join(dir, 'welcome.tar'), readFileSync('examples/vanilla/public/welcome.tar'));
+    const a = await serve('--seed', 'welcome.tar');
+    expect(a.output()).toContain('seeded the empty store from welcome.tar: 1 object(s) in 1 bucket(s)');
+    JSON.parse(await run(dir, 'node', ['check.mjs', a.url]));
+
+    const exported = await swbucket('export', '--endpoint', a.url, '-o', 'backup.tar', '--versions');
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toContain('exported 2 objects');
+    expect(exported.stdout).toContain('to backup.tar');
+    const listing = await run(dir, 'tar', ['-tf', 'backup.tar']);
+    expect(listing.split('\n').filter(Boolean)).toEqual(['swbucket.json', 'objects/from-node/notes/hello.txt', 'objects/notes/welcome.txt']);
+
+    const b = await serve();
+    const imported = await swbucket('import', 'backup.tar', '--endpoint', b.url);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toContain('imported 2 objects');
+    const again = await swbucket('import', 'backup.tar', '--endpoint', b.url);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('ImportConflict');
+    expect(again.stderr).toContain('Nothing was imported');
+    const skipped = await swbucket('import', 'backup.tar', '--endpoint', b.url, '--conflict', 'skip');
+    expect(skipped.stdout).toContain('skipped 2 that existed');
+    // What B serves is what A stored.
+    writeFileSync(join(dir, 'read.mjs'), `
+import { createClient } from 'swbucket/client';
+const s3 = createClient({ endpoint: process.argv[2], accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+const got = await s3.getObject('from-node', 'notes/hello.txt');
+const note = await s3.getObject('notes', 'welcome.txt');
+console.log(JSON.stringify({ etag: got.etag, text: await got.response.text(), type: got.contentType, author: note.metadata.author }));
+`);
+    const fromA = JSON.parse(await run(dir, 'node', ['read.mjs', a.url]));
+    expect(JSON.parse(await run(dir, 'node', ['read.mjs', b.url]))).toEqual(fromA);
+    expect(fromA).toMatchObject({ text: 'hello from node', author: 'swbucket' });
+
+    // A missing seed, a missing archive, no server: each says so.
+    expect((await swbucket('serve', '--seed', 'nope.tar')).stderr).toContain('--seed: no such file: nope.tar');
+    expect((await swbucket('import', 'nope.tar', '--endpoint', b.url)).stderr).toContain('no such file: nope.tar');
+    const nobody = await swbucket('export', '--endpoint', `http://127.0.0.1:${await freePort()}`);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toContain('nothing answers at');
+  });
+});
+
 describe('swbucket/vite under the sub-path /demo/', () => {
   let browser: Browser;
   beforeAll(async () => {

@@ -1,16 +1,16 @@
-// A fresh service per test: a new in-memory IndexedDB (fake-indexeddb), the real handler.
-import { IDBFactory } from 'fake-indexeddb';
+// A fresh service per test: the real handler over a new store, by default a new in-memory
+// IndexedDB (fake-indexeddb); `kind: 'lmdb'` is the Node server's store in a temporary directory
+// (test/support/stores.ts).
 import { createHandler, type HandlerOptions } from '../../sw/core/handler.ts';
-import { openIdbStore } from '../../sw/store/idb.ts';
+import { openTestStore, type StoreKind } from './stores.ts';
 import { signHeaders, ROOT } from './sign.ts';
 import type { Auth, Body, Step } from '../cases/types.ts';
 import { bodyText } from '../cases/types.ts';
 
-export async function newService(opts: Partial<HandlerOptions> = {}) {
-  const factory = new IDBFactory();
-  const store = await openIdbStore({ indexedDB: factory, name: 'swbucket-test' });
+export async function newService({ kind = 'idb', ...opts }: Partial<HandlerOptions> & { kind?: StoreKind } = {}) {
+  const { store, factory } = await openTestStore(kind);
   const handle = createHandler({ store, ...opts });
-  return { handle, store, factory };
+  return { handle, store, factory, kind };
 }
 
 export interface SendOptions {

@@ -8,22 +8,24 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packTar, unpackTar } from 'modern-tar';
-import { buildRequest, newService as newIdbService, send, errorCode, type SendOptions } from '../support/service.ts';
+import { buildRequest, newService as freshService, send, errorCode, type SendOptions } from '../support/service.ts';
 import { createHandler } from '../../sw/core/handler.ts';
 
-type Svc = Awaited<ReturnType<typeof newIdbService>>;
+type Svc = Awaited<ReturnType<typeof freshService>>;
 
 /**
  * The two ways an export is written: composed of the store's Blobs (IndexedDB, whose Blobs are
  * handles) and streamed one object at a time (stores whose reads copy, such as the server's lmdb).
  */
 const MODES: [string, () => Promise<Svc>][] = [
-  ['composed', newIdbService],
+  ['composed', freshService],
   ['streamed', async () => {
-    const s = await newIdbService();
+    const s = await freshService();
     const store = { ...s.store, blobsAreHandles: false };
     return { ...s, store, handle: createHandler({ store }) };
   }],
+  // The server's --data store: its reads copy, so its export streams.
+  ['lmdb', () => freshService({ kind: 'lmdb' })],
 ];
 
 const S = 'http://svc.localhost';

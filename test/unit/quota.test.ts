@@ -4,10 +4,11 @@
 // Complete and Move never add bytes. When IndexedDB itself refuses a write (QuotaExceededError),
 // the answer is 403 QuotaExceeded, nothing is half-written, and reads and deletes keep working.
 // UsedBytes of GET /?accounts is checked against sizes summed from the database records.
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash } from 'node:crypto';
 import { IDBObjectStore as FakeObjectStore, IDBTransaction as FakeTransaction } from 'fake-indexeddb';
 import { newService, send, errorCode, type SendOptions } from '../support/service.ts';
+import { STORE_KINDS, contents, type StoreKind } from '../support/stores.ts';
 
 type Svc = Awaited<ReturnType<typeof newService>>;
 type Res = Awaited<ReturnType<typeof send>>;
@@ -33,7 +34,7 @@ interface T {
 }
 
 async function service(): Promise<T> {
-  const svc = await newService();
+  const svc = await newService({ kind });
   const call = (method: string, url: string, o: SendOptions = {}) => send(svc.handle, method, url, o);
   const ok = async (method: string, url: string, o: SendOptions = {}) => {
     const r = await call(method, url, o);
@@ -83,8 +84,12 @@ function sizeOf(v: unknown): number | undefined {
   if (ArrayBuffer.isView(v)) return v.byteLength;
   return undefined;
 }
-/** Every store; bodies by id and size. */
+/** Every store; bodies by id and size. (LMDB: the same records, test/support/stores.ts.) */
 async function snapshot(svc: Svc): Promise<Record<string, unknown[]>> {
+  if (svc.kind !== 'idb') {
+    const { exactUsage: _, ...records } = await contents(svc.store);
+    return records as unknown as Record<string, unknown[]>;
+  }
   const db = await dbOf(svc);
   const out: Record<string, unknown[]> = {};
   for (const name of Array.from(db.objectStoreNames).sort()) {
@@ -105,22 +110,18 @@ interface Usage {
 }
 /** Usage computed from the database records, independently of the accounts store. */
 async function dbUsage(svc: Svc, owners: Record<string, string>): Promise<Usage> {
-  const db = await dbOf(svc);
+  const c = await contents(svc.store);
   const byOwner: Record<string, number> = {};
   const add = (bucket: string | undefined, size: number) => {
     const owner = owners[bucket ?? ''];
     expect(owner, `bucket ${bucket} has a known owner`).toBeDefined();
     byOwner[owner!] = (byOwner[owner!] ?? 0) + size;
   };
-  for (const o of (await db.getAll('objects')) as { bucket: string; size: number }[]) add(o.bucket, o.size);
-  for (const v of (await db.getAll('versions')) as { bucket: string; size: number }[]) add(v.bucket, v.size);
-  const uploads = new Map(((await db.getAll('uploads')) as { uploadId: string; bucket: string }[]).map((u) => [u.uploadId, u.bucket]));
-  for (const p of (await db.getAll('parts')) as { uploadId: string; size: number }[]) add(uploads.get(p.uploadId), p.size);
-  let bodies = 0;
-  for (const b of (await db.getAll('bodies')) as Record<string, unknown>[]) {
-    bodies += Object.values(b).map(sizeOf).find((n) => n !== undefined) ?? 0;
-  }
-  return { byOwner, bodies };
+  for (const o of c.objects) add(o.bucket, o.size);
+  for (const v of c.versions) add(v.bucket, v.size);
+  const uploads = new Map(c.uploads.map((u) => [u.uploadId, u.bucket]));
+  for (const p of c.parts) add(uploads.get(p.uploadId), p.size);
+  return { byOwner, bodies: c.bodies.reduce((n, b) => n + b.size, 0) };
 }
 
 /** alice's (or `id`'s) `usage-exact` marker: present while the stored usage figure is exact. */
@@ -149,491 +150,503 @@ const completeXml = (parts: [number, string][]): string =>
   parts.map(([n, body]) => `<Part><PartNumber>${n}</PartNumber><ETag>"${md5(body)}"</ETag></Part>`).join('') +
   '</CompleteMultipartUpload>';
 
-// ------------------------------------------------------------------------------------------------
-describe('PUT Object at the quota boundary', () => {
-  it('exactly the quota fits; one byte over is 403 QuotaExceeded and changes nothing', async () => {
-    const t = await withQuota(10);
-    await refused(t, 'PUT', `${t.B}/big`, { body: bytes(11) });
-    expect(await used(t)).toBe(0);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(6) }); // 10 = quota: allowed
-    expect(await used(t)).toBe(10);
-    await refused(t, 'PUT', `${t.B}/c`, { body: bytes(1) });
-    expect((await t.call('GET', `${t.B}/c`, { auth: ALICE })).status).toBe(404);
-    // an empty object adds nothing and still fits
-    await t.ok('PUT', `${t.B}/empty`, { auth: ALICE, body: '' });
-    expect(await used(t)).toBe(10);
+/** The store the tests below run on: each describe.each round sets it before its tests. */
+let kind: StoreKind = 'idb';
+
+// Accounting, on both stores. The IndexedDB refusals further down are fake-indexeddb's alone.
+describe.each(STORE_KINDS)('%s store', (storeKind) => {
+  beforeAll(() => {
+    kind = storeKind;
+  });
+  afterAll(() => {
+    kind = 'idb';
   });
 
-  it('a quota of 0 allows only empty objects', async () => {
-    const t = await withQuota(0);
-    await t.ok('PUT', `${t.B}/e`, { auth: ALICE, body: '' });
-    await refused(t, 'PUT', `${t.B}/one`, { body: 'x' });
-  });
-
-  it('overwriting without versioning counts only the difference', async () => {
-    const t = await withQuota(10);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(8) });
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(10, 'y') }); // 8 → 10: fits exactly
-    expect(await used(t)).toBe(10);
-    await refused(t, 'PUT', `${t.B}/a`, { body: bytes(11) });
-    expect((await t.call('GET', `${t.B}/a`, { auth: ALICE })).text).toBe(bytes(10, 'y'));
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(3) });
-    expect(await used(t)).toBe(3);
-  });
-
-  it('with versioning Enabled the replaced version still counts', async () => {
-    const t = await withQuota(10, 'Enabled');
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) });
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4, 'y') }); // 6 + 4 = 10
-    expect(await used(t)).toBe(10);
-    await refused(t, 'PUT', `${t.B}/a`, { body: bytes(1) });
-    await refused(t, 'PUT', `${t.B}/a`, { body: bytes(4) }); // would be 6 + 4 + 4
-    // DELETE removes the current object; the history still counts
-    await t.ok('DELETE', `${t.B}/a`, { auth: ALICE });
-    expect(await used(t)).toBe(6);
-    await refused(t, 'PUT', `${t.B}/b`, { body: bytes(5) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(4) });
-    expect(await used(t)).toBe(10);
-  });
-
-  it('deleting a historical version (Delete Multiple VersionId) frees its bytes', async () => {
-    const t = await withQuota(10, 'Enabled');
-    const v1 = (await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) })).headers.get('x-svc-version-id');
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4) });
-    await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
-    const d = await t.ok('POST', `${t.B}/?delete`, { auth: ALICE, body: `<Delete><Object><Key>a</Key><VersionId>${v1}</VersionId></Object></Delete>` });
-    expect(d.text).toContain('<Deleted>');
-    expect(await used(t)).toBe(4);
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(6) });
-    expect(await used(t)).toBe(10);
-  });
-
-  it('Suspended: a replacing write frees the replaced bytes; the history still counts', async () => {
-    const t = await withQuota(10, 'Enabled');
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(3) });
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(3, 'y') }); // history 3 + current 3
-    await t.ok('PUT', `${t.B}/?versioning`, { auth: ALICE, body: SUSPENDED });
-    await refused(t, 'PUT', `${t.B}/a`, { body: bytes(8) }); // 3 + 8 > 10
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(7, 'z') }); // 3 + 7 = 10
-    expect(await used(t)).toBe(10);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(2) }); // replaced bytes are gone
-    expect(await used(t)).toBe(5);
-  });
-
-  it('deletes always work and free space, also when the quota was lowered below the usage', async () => {
-    const t = await withQuota(100);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(30) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(30) });
-    // our choice: lowering a quota below the current usage is accepted (S3-like services
-    // only refuse further growth)
-    await createAccount(t, ALICE, 40);
-    expect(await used(t)).toBe(60);
-    await refused(t, 'PUT', `${t.B}/c`, { body: bytes(1) });
-    await t.ok('DELETE', `${t.B}/a`, { auth: ALICE });
-    expect(await used(t)).toBe(30);
-    await t.ok('POST', `${t.B}/?delete`, { auth: ALICE, body: '<Delete><Object><Key>b</Key></Object></Delete>' });
-    expect(await used(t)).toBe(0);
-    await t.ok('PUT', `${t.B}/c`, { auth: ALICE, body: bytes(40) });
-    await refused(t, 'PUT', `${t.B}/d`, { body: bytes(1) });
-  });
-
-  it('raising the quota or making it unlimited lets the next write through', async () => {
-    const t = await withQuota(5);
-    await refused(t, 'PUT', `${t.B}/a`, { body: bytes(6) });
-    await createAccount(t, ALICE, 6);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) });
-    await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
-    await createAccount(t, ALICE); // no QuotaBytes: unlimited
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(100_000) });
-    expect(await used(t)).toBe(100_006);
-  });
-
-  it('the quota is per account: one account being full does not limit another', async () => {
-    const t = await withQuota(5);
-    await createAccount(t, BOB, 5);
-    await t.ok('PUT', `${host('bbkt')}/`, { auth: BOB });
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(5) });
-    await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
-    await t.ok('PUT', `${host('bbkt')}/a`, { auth: BOB, body: bytes(5) });
-    expect(await usedBytes(t)).toMatchObject({ alice: 5, bob: 5, svcadmin: 0 });
-  });
-});
-
-describe('Copy at the quota boundary', () => {
-  it('a copy that fits exactly is allowed; one byte over is refused and changes nothing', async () => {
-    const t = await withQuota(10);
-    await t.ok('PUT', `${t.B}/four`, { auth: ALICE, body: bytes(4) });
-    await t.ok('PUT', `${t.B}/one`, { auth: ALICE, body: bytes(1) });
-    await t.ok('PUT', `${t.B}/c`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/four' } }); // 9
-    await refused(t, 'PUT', `${t.B}/d`, { headers: { 'x-svc-copy-source': '/abkt/four' } }); // 13
-    await t.ok('PUT', `${t.B}/e`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/one' } }); // 10
-    expect(await used(t)).toBe(10);
-    await refused(t, 'PUT', `${t.B}/f`, { headers: { 'x-svc-copy-source': '/abkt/one' } }); // 11
-    // a copy over an existing key of the same size adds nothing (no versioning)
-    await t.ok('PUT', `${t.B}/c`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/four' } });
-    expect(await used(t)).toBe(10);
-  });
-
-  it('with versioning Enabled a copy over an existing key keeps the old version, so it is counted', async () => {
-    const t = await withQuota(10, 'Enabled');
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(2) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/a' } }); // 4 + 2 + 4 = 10
-    expect(await used(t)).toBe(10);
-    await refused(t, 'PUT', `${t.B}/a`, { headers: { 'x-svc-copy-source': '/abkt/a' } }); // copy onto itself: +4
-  });
-
-  it('a copy from another account\'s public-read bucket is charged to the destination owner only', async () => {
-    const t = await withQuota(5);
-    await createAccount(t, BOB);
-    await t.ok('PUT', `${host('bpub')}/`, { auth: BOB, headers: { 'x-svc-acl': 'public-read' } });
-    await t.ok('PUT', `${host('bpub')}/six`, { auth: BOB, body: bytes(6) });
-    await t.ok('PUT', `${host('bpub')}/five`, { auth: BOB, body: bytes(5) });
-    await refused(t, 'PUT', `${t.B}/x`, { headers: { 'x-svc-copy-source': '/bpub/six' } });
-    await t.ok('PUT', `${t.B}/x`, { auth: ALICE, headers: { 'x-svc-copy-source': '/bpub/five' } });
-    expect(await usedBytes(t)).toMatchObject({ alice: 5, bob: 11 });
-  });
-});
-
-describe('multipart and the quota', () => {
-  it('Upload Part: uploaded parts count; exactly the quota fits, one byte over is refused', async () => {
-    const t = await withQuota(10);
-    const id = await initiate(t, `${t.B}/big`);
-    const part = (n: number) => `${t.B}/big?partNumber=${n}&uploadId=${id}`;
-    await t.ok('PUT', part(1), { auth: ALICE, body: bytes(9) });
-    expect(await used(t)).toBe(9);
-    await refused(t, 'PUT', part(2), { body: bytes(2) });
-    await t.ok('PUT', part(2), { auth: ALICE, body: bytes(1) });
-    expect(await used(t)).toBe(10);
-    // replacing a part counts only the difference
-    await t.ok('PUT', part(1), { auth: ALICE, body: bytes(9, 'y') });
-    await refused(t, 'PUT', part(1), { body: bytes(10) });
-    await t.ok('PUT', part(1), { auth: ALICE, body: bytes(7) });
-    expect(await used(t)).toBe(8);
-    // parts and objects share the quota
-    await refused(t, 'PUT', `${t.B}/obj`, { body: bytes(3) });
-    await t.ok('PUT', `${t.B}/obj`, { auth: ALICE, body: bytes(2) });
-    await refused(t, 'PUT', part(3), { body: bytes(1) });
-  });
-
-  it('Abort frees the parts\' bytes', async () => {
-    const t = await withQuota(10);
-    const id = await initiate(t, `${t.B}/big`);
-    await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(10) });
-    await refused(t, 'PUT', `${t.B}/x`, { body: bytes(1) });
-    const r = await t.call('DELETE', `${t.B}/big?uploadId=${id}`, { auth: ALICE });
-    expect(r.status).toBe(204);
-    expect(await used(t)).toBe(0);
-  });
-
-  it('Complete is never refused at a full quota and adds nothing; unlisted parts are freed', async () => {
-    const t = await withQuota(10);
-    const id = await initiate(t, `${t.B}/big`);
-    await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(6) });
-    await t.ok('PUT', `${t.B}/big?partNumber=2&uploadId=${id}`, { auth: ALICE, body: bytes(4, 'y') });
-    expect(await used(t)).toBe(10);
-    // only part 2 listed (a lone part may be small): part 1 is deleted
-    const r = await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[2, bytes(4, 'y')]]) });
-    expect(tag(r.text, 'Key')).toBe('big');
-    expect(await used(t)).toBe(4);
-    expect((await t.call('GET', `${t.B}/big`, { auth: ALICE })).text).toBe(bytes(4, 'y'));
-  });
-
-  it('Complete at a full quota with every part listed → 200, usage unchanged', async () => {
-    const t = await withQuota(10);
-    const id = await initiate(t, `${t.B}/big`);
-    await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(10) });
-    await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[1, bytes(10)]]) });
-    expect(await used(t)).toBe(10);
-  });
-
-  it('Complete over an existing key: without versioning the old bytes are freed; with versioning they stay counted but Complete is still allowed', async () => {
-    const plain = await withQuota(10);
-    await plain.ok('PUT', `${plain.B}/big`, { auth: ALICE, body: bytes(4) });
-    const id1 = await initiate(plain, `${plain.B}/big`);
-    await plain.ok('PUT', `${plain.B}/big?partNumber=1&uploadId=${id1}`, { auth: ALICE, body: bytes(6) });
-    await plain.ok('POST', `${plain.B}/big?uploadId=${id1}`, { auth: ALICE, body: completeXml([[1, bytes(6)]]) });
-    expect(await used(plain)).toBe(6);
-
-    const versioned = await withQuota(10, 'Enabled');
-    await versioned.ok('PUT', `${versioned.B}/big`, { auth: ALICE, body: bytes(4) });
-    const id2 = await initiate(versioned, `${versioned.B}/big`);
-    await versioned.ok('PUT', `${versioned.B}/big?partNumber=1&uploadId=${id2}`, { auth: ALICE, body: bytes(6) });
-    const done = await versioned.call('POST', `${versioned.B}/big?uploadId=${id2}`, { auth: ALICE, body: completeXml([[1, bytes(6)]]) });
-    expect(done.status, done.text).toBe(200);
-    expect(await used(versioned)).toBe(10);
-  });
-});
-
-describe('Move and the quota', () => {
-  it('a move at a full quota is allowed and adds nothing', async () => {
-    const t = await withQuota(10);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(10) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
-    expect(await used(t)).toBe(10);
-    expect((await t.call('GET', `${t.B}/b`, { auth: ALICE })).text).toBe(bytes(10));
-  });
-
-  it('a move over an existing key frees the replaced object without versioning, keeps it counted with versioning', async () => {
-    const t = await withQuota(10);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(4) });
-    await t.ok('PUT', `${t.B}/b`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
-    expect(await used(t)).toBe(6);
-
-    const v = await withQuota(10, 'Enabled');
-    await v.ok('PUT', `${v.B}/a`, { auth: ALICE, body: bytes(6) });
-    await v.ok('PUT', `${v.B}/b`, { auth: ALICE, body: bytes(4) });
-    await v.ok('PUT', `${v.B}/b`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
-    expect(await used(v)).toBe(10);
-  });
-});
-
-describe('over the quota after lowering it: Complete and Move still work (they add no bytes)', () => {
-  it('Complete and Move at usage above a lowered quota → 200', async () => {
-    const t = await withQuota(100);
-    await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(20) });
-    const id = await initiate(t, `${t.B}/big`);
-    await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(30) });
-    await createAccount(t, ALICE, 5); // our choice: accepted, only growth is refused afterwards
-    await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
-    await refused(t, 'PUT', `${t.B}/big?partNumber=2&uploadId=${id}`, { body: bytes(1) });
-    await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[1, bytes(30)]]) });
-    await t.ok('PUT', `${t.B}/moved`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
-    expect(await used(t)).toBe(50);
-  });
-});
-
-describe('racing writes cannot pass the quota together', () => {
-  it('parallel PUTs that each fit alone: the quota is never passed and usage matches the database', async () => {
-    const t = await withQuota(10);
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => t.call('PUT', `${t.B}/k${i}`, { auth: ALICE, body: bytes(6) })),
-    );
-    const okCount = results.filter((r) => r.status === 200).length;
-    expect(okCount).toBe(1);
-    for (const r of results.filter((r) => r.status !== 200)) expectQuotaExceeded(r);
-    expect(await used(t)).toBe(6);
-    expect((await dbUsage(t.svc, { abkt: 'alice' })).byOwner.alice).toBe(6);
-  });
-
-  it('parallel PUTs that fit exactly together all succeed', async () => {
-    const t = await withQuota(10);
-    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => t.call('PUT', `${t.B}/k${i}`, { auth: ALICE, body: bytes(2) })));
-    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(await used(t)).toBe(10);
-  });
-
-  it('parallel Upload Parts, copies and PUTs mixed: the quota is never passed', async () => {
-    const t = await withQuota(50);
-    await t.ok('PUT', `${t.B}/src`, { auth: ALICE, body: bytes(7) });
-    const id = await initiate(t, `${t.B}/big`);
-    const jobs: Promise<Res>[] = [];
-    for (let i = 0; i < 6; i++) {
-      jobs.push(t.call('PUT', `${t.B}/big?partNumber=${i + 1}&uploadId=${id}`, { auth: ALICE, body: bytes(7) }));
-      jobs.push(t.call('PUT', `${t.B}/c${i}`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/src' } }));
-      jobs.push(t.call('PUT', `${t.B}/p${i}`, { auth: ALICE, body: bytes(7) }));
-    }
-    const results = await Promise.all(jobs);
-    for (const r of results) if (r.status !== 200) expectQuotaExceeded(r);
-    // 7 + 6 more writes of 7 bytes fit in 50 (49): exactly 6 of the 18 succeed
-    expect(results.filter((r) => r.status === 200).length).toBe(6);
-    expect(await used(t)).toBe(49);
-    expect((await dbUsage(t.svc, { abkt: 'alice' })).byOwner.alice).toBe(49);
-  });
-});
-
-// ------------------------------------------------------------------------------------------------
-// A long random sequence: UsedBytes must equal what the database holds, every step.
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-describe('UsedBytes equals the bytes in the database after a long random sequence', () => {
-  for (const seed of [1, 2, 3]) {
-    it(`seed ${seed}`, async () => {
-      const t = await service();
-      const QUOTA = 3000;
-      await createAccount(t, ALICE, QUOTA);
-      await createAccount(t, BOB);
-      const owners: Record<string, string> = { aa1: 'alice', aa2: 'alice', bb1: 'bob' };
-      const creds: Record<string, Creds> = { alice: ALICE, bob: BOB };
-      const quota: Record<string, number | undefined> = { alice: QUOTA, bob: undefined };
-      const enabled: Record<string, boolean> = { aa1: false, aa2: false, bb1: false };
-      await t.ok('PUT', `${host('aa1')}/`, { auth: ALICE });
-      await t.ok('PUT', `${host('aa2')}/`, { auth: ALICE });
-      await t.ok('PUT', `${host('bb1')}/`, { auth: BOB, headers: { 'x-svc-acl': 'public-read' } });
-      const uploads: { bucket: string; key: string; id: string }[] = [];
-
-      const r = rng(seed);
-      const pick = <X>(xs: X[]): X => xs[Math.floor(r() * xs.length)]!;
-      const keys = ['k0', 'k1', 'k2', 'k3'];
-      const db = await dbOf(t.svc);
-      const currentSize = async (b: string, k: string) =>
-        ((await db.get('objects', [b, k])) as { size: number } | undefined)?.size;
-      const partSize = async (id: string, n: number) =>
-        ((await db.get('parts', [id, n])) as { size: number } | undefined)?.size ?? 0;
-      /** A size that fits exactly, is one byte over, or is random. */
-      const sizeFor = (acct: string, usedBefore: number, freed: number) => {
-        const q = quota[acct];
-        const x = r();
-        if (q !== undefined && x < 0.2) return Math.max(0, q - usedBefore + freed);
-        if (q !== undefined && x < 0.35) return Math.max(0, q - usedBefore + freed + 1);
-        return Math.floor(r() * 500);
-      };
-      /** Expect a quota refusal exactly when the write grows the account past its quota. */
-      const check = async (res: Res, acct: string, delta: number, before: Record<string, unknown[]>, what: string) => {
-        const q = quota[acct];
-        const over = q !== undefined && delta > 0 && usedFrom(before, acct) + delta > q;
-        if (over) {
-          expect(res.status, `${what} should be refused: ${res.text}`).toBe(403);
-          expect(errorCode(res.text)).toBe('QuotaExceeded');
-          expect(await snapshot(t.svc), `${what} refused must change nothing`).toEqual(before);
-        } else {
-          expect(res.status, `${what}: ${res.text}`).toBe(200);
-        }
-        return over;
-      };
-
-      let refusals = 0;
-      for (let step = 0; step < 220; step++) {
-        const kind = r();
-        const before = await snapshot(t.svc);
-        if (kind < 0.3) {
-          // PUT
-          const b = pick(['aa1', 'aa2', 'bb1']);
-          const k = pick(keys);
-          const acct = owners[b]!;
-          const old = (await currentSize(b, k)) ?? 0;
-          const freed = enabled[b] ? 0 : old;
-          const size = sizeFor(acct, usedFrom(before, acct), freed);
-          const res = await t.call('PUT', `${host(b)}/${k}`, { auth: creds[acct], body: bytes(size) });
-          if (await check(res, acct, size - freed, before, `step ${step}: PUT ${b}/${k} (${size})`)) refusals++;
-        } else if (kind < 0.4) {
-          // DELETE
-          const b = pick(['aa1', 'aa2', 'bb1']);
-          const k = pick(keys);
-          const exists = (await currentSize(b, k)) !== undefined;
-          const res = await t.call('DELETE', `${host(b)}/${k}`, { auth: creds[owners[b]!] });
-          expect(res.status, `step ${step}: DELETE ${b}/${k}`).toBe(exists ? 200 : 404);
-        } else if (kind < 0.52) {
-          // Copy (alice may read bb1, bob may not read aa1/aa2)
-          const src = pick(['aa1', 'aa2', 'bb1']);
-          const dst = pick(['aa1', 'aa2', 'bb1']);
-          const sk = pick(keys);
-          const dk = pick(keys);
-          const acct = owners[dst]!;
-          const srcSize = await currentSize(src, sk);
-          const res = await t.call('PUT', `${host(dst)}/${dk}`, { auth: creds[acct], headers: { 'x-svc-copy-source': `/${src}/${sk}` } });
-          const what = `step ${step}: copy ${src}/${sk} → ${dst}/${dk}`;
-          if (owners[src] !== acct && src !== 'bb1') {
-            expect(res.status, what).toBe(403);
-            expect(errorCode(res.text)).toBe('AccessDenied');
-          } else if (srcSize === undefined) {
-            expect(res.status, what).toBe(404);
-          } else {
-            const old = (await currentSize(dst, dk)) ?? 0;
-            if (await check(res, acct, srcSize - (enabled[dst] ? 0 : old), before, what)) refusals++;
-          }
-        } else if (kind < 0.6) {
-          // Move inside a bucket: never refused
-          const b = pick(['aa1', 'aa2', 'bb1']);
-          const from = pick(keys);
-          const to = pick(keys);
-          const exists = (await currentSize(b, from)) !== undefined;
-          const res = await t.call('PUT', `${host(b)}/${to}`, { auth: creds[owners[b]!], headers: { 'x-svc-move-source': `/${b}/${from}` } });
-          expect(res.status, `step ${step}: move ${b}/${from} → ${to}: ${res.text}`).toBe(from === to ? 400 : !exists ? 404 : 200);
-        } else if (kind < 0.65) {
-          // versioning on/off
-          const b = pick(['aa1', 'bb1']);
-          const on = r() < 0.6;
-          await t.ok('PUT', `${host(b)}/?versioning`, { auth: creds[owners[b]!], body: on ? ENABLED : SUSPENDED });
-          enabled[b] = on;
-        } else if (kind < 0.72) {
-          // Delete Multiple with version ids taken from the listing
-          const b = pick(['aa1', 'bb1']);
-          const list = await t.ok('GET', `${host(b)}/?versions`, { auth: creds[owners[b]!] });
-          const versions = [...list.text.matchAll(/<Version>\s*<Key>([^<]*)<\/Key>\s*<VersionId>([^<]*)<\/VersionId>/g)].map((m) => [m[1]!, m[2]!]);
-          const chosen = versions.filter(([, v]) => v !== 'null' && r() < 0.4);
-          const body =
-            '<Delete>' +
-            chosen.map(([k, v]) => `<Object><Key>${k}</Key><VersionId>${v}</VersionId></Object>`).join('') +
-            `<Object><Key>${pick(keys)}</Key></Object></Delete>`;
-          const res = await t.ok('POST', `${host(b)}/?delete`, { auth: creds[owners[b]!], body });
-          expect(res.text).not.toContain('<Error>');
-        } else if (kind < 0.78) {
-          // Initiate
-          const b = pick(['aa1', 'aa2', 'bb1']);
-          const k = pick(keys);
-          uploads.push({ bucket: b, key: k, id: await initiate(t, `${host(b)}/${k}`, creds[owners[b]!]) });
-        } else if (kind < 0.9 && uploads.length) {
-          // Upload Part
-          const u = pick(uploads);
-          const n = 1 + Math.floor(r() * 3);
-          const acct = owners[u.bucket]!;
-          const freed = await partSize(u.id, n);
-          const size = sizeFor(acct, usedFrom(before, acct), freed);
-          const res = await t.call('PUT', `${host(u.bucket)}/${u.key}?partNumber=${n}&uploadId=${u.id}`, { auth: creds[acct], body: bytes(size, 'p') });
-          if (await check(res, acct, size - freed, before, `step ${step}: part ${n} of ${u.bucket}/${u.key} (${size})`)) refusals++;
-        } else if (kind < 0.96 && uploads.length) {
-          // Complete with one listed part (a lone part may be small) — never refused
-          const u = uploads.splice(Math.floor(r() * uploads.length), 1)[0]!;
-          const parts = (await db.getAll('parts')) as { uploadId: string; partNumber: number; etag: string }[];
-          const mine = parts.filter((p) => p.uploadId === u.id);
-          const res = await t.call('POST', `${host(u.bucket)}/${u.key}?uploadId=${u.id}`, {
-            auth: creds[owners[u.bucket]!],
-            body: mine.length
-              ? `<CompleteMultipartUpload><Part><PartNumber>${mine.at(-1)!.partNumber}</PartNumber><ETag>${mine.at(-1)!.etag}</ETag></Part></CompleteMultipartUpload>`
-              : completeXml([[1, 'never uploaded']]),
-          });
-          expect(res.status, `step ${step}: complete: ${res.text}`).toBe(mine.length ? 200 : 400);
-          if (!mine.length) {
-            expect(errorCode(res.text)).toBe('InvalidPart');
-            uploads.push(u);
-          }
-        } else if (uploads.length) {
-          // Abort
-          const u = uploads.splice(Math.floor(r() * uploads.length), 1)[0]!;
-          const res = await t.call('DELETE', `${host(u.bucket)}/${u.key}?uploadId=${u.id}`, { auth: creds[owners[u.bucket]!] });
-          expect(res.status).toBe(204);
-        }
-
-        // invariants after every step
-        const api = await usedBytes(t);
-        const fromDb = await dbUsage(t.svc, owners);
-        expect(api.alice, `step ${step}: alice`).toBe(fromDb.byOwner.alice ?? 0);
-        expect(api.bob, `step ${step}: bob`).toBe(fromDb.byOwner.bob ?? 0);
-        expect(api.svcadmin).toBe(0);
-        expect(api.alice!).toBeLessThanOrEqual(QUOTA);
-        // every stored byte is accounted for: bodies hold exactly what the accounts are charged
-        expect(fromDb.bodies, `step ${step}: body bytes`).toBe((fromDb.byOwner.alice ?? 0) + (fromDb.byOwner.bob ?? 0));
-      }
-      // the sequence did reach the quota, both ways
-      expect(refusals).toBeGreaterThan(0);
+  // ------------------------------------------------------------------------------------------------
+  describe('PUT Object at the quota boundary', () => {
+    it('exactly the quota fits; one byte over is 403 QuotaExceeded and changes nothing', async () => {
+      const t = await withQuota(10);
+      await refused(t, 'PUT', `${t.B}/big`, { body: bytes(11) });
+      expect(await used(t)).toBe(0);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(6) }); // 10 = quota: allowed
+      expect(await used(t)).toBe(10);
+      await refused(t, 'PUT', `${t.B}/c`, { body: bytes(1) });
+      expect((await t.call('GET', `${t.B}/c`, { auth: ALICE })).status).toBe(404);
+      // an empty object adds nothing and still fits
+      await t.ok('PUT', `${t.B}/empty`, { auth: ALICE, body: '' });
+      expect(await used(t)).toBe(10);
     });
+
+    it('a quota of 0 allows only empty objects', async () => {
+      const t = await withQuota(0);
+      await t.ok('PUT', `${t.B}/e`, { auth: ALICE, body: '' });
+      await refused(t, 'PUT', `${t.B}/one`, { body: 'x' });
+    });
+
+    it('overwriting without versioning counts only the difference', async () => {
+      const t = await withQuota(10);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(8) });
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(10, 'y') }); // 8 → 10: fits exactly
+      expect(await used(t)).toBe(10);
+      await refused(t, 'PUT', `${t.B}/a`, { body: bytes(11) });
+      expect((await t.call('GET', `${t.B}/a`, { auth: ALICE })).text).toBe(bytes(10, 'y'));
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(3) });
+      expect(await used(t)).toBe(3);
+    });
+
+    it('with versioning Enabled the replaced version still counts', async () => {
+      const t = await withQuota(10, 'Enabled');
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) });
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4, 'y') }); // 6 + 4 = 10
+      expect(await used(t)).toBe(10);
+      await refused(t, 'PUT', `${t.B}/a`, { body: bytes(1) });
+      await refused(t, 'PUT', `${t.B}/a`, { body: bytes(4) }); // would be 6 + 4 + 4
+      // DELETE removes the current object; the history still counts
+      await t.ok('DELETE', `${t.B}/a`, { auth: ALICE });
+      expect(await used(t)).toBe(6);
+      await refused(t, 'PUT', `${t.B}/b`, { body: bytes(5) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(4) });
+      expect(await used(t)).toBe(10);
+    });
+
+    it('deleting a historical version (Delete Multiple VersionId) frees its bytes', async () => {
+      const t = await withQuota(10, 'Enabled');
+      const v1 = (await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) })).headers.get('x-svc-version-id');
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4) });
+      await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
+      const d = await t.ok('POST', `${t.B}/?delete`, { auth: ALICE, body: `<Delete><Object><Key>a</Key><VersionId>${v1}</VersionId></Object></Delete>` });
+      expect(d.text).toContain('<Deleted>');
+      expect(await used(t)).toBe(4);
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(6) });
+      expect(await used(t)).toBe(10);
+    });
+
+    it('Suspended: a replacing write frees the replaced bytes; the history still counts', async () => {
+      const t = await withQuota(10, 'Enabled');
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(3) });
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(3, 'y') }); // history 3 + current 3
+      await t.ok('PUT', `${t.B}/?versioning`, { auth: ALICE, body: SUSPENDED });
+      await refused(t, 'PUT', `${t.B}/a`, { body: bytes(8) }); // 3 + 8 > 10
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(7, 'z') }); // 3 + 7 = 10
+      expect(await used(t)).toBe(10);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(2) }); // replaced bytes are gone
+      expect(await used(t)).toBe(5);
+    });
+
+    it('deletes always work and free space, also when the quota was lowered below the usage', async () => {
+      const t = await withQuota(100);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(30) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(30) });
+      // our choice: lowering a quota below the current usage is accepted (S3-like services
+      // only refuse further growth)
+      await createAccount(t, ALICE, 40);
+      expect(await used(t)).toBe(60);
+      await refused(t, 'PUT', `${t.B}/c`, { body: bytes(1) });
+      await t.ok('DELETE', `${t.B}/a`, { auth: ALICE });
+      expect(await used(t)).toBe(30);
+      await t.ok('POST', `${t.B}/?delete`, { auth: ALICE, body: '<Delete><Object><Key>b</Key></Object></Delete>' });
+      expect(await used(t)).toBe(0);
+      await t.ok('PUT', `${t.B}/c`, { auth: ALICE, body: bytes(40) });
+      await refused(t, 'PUT', `${t.B}/d`, { body: bytes(1) });
+    });
+
+    it('raising the quota or making it unlimited lets the next write through', async () => {
+      const t = await withQuota(5);
+      await refused(t, 'PUT', `${t.B}/a`, { body: bytes(6) });
+      await createAccount(t, ALICE, 6);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) });
+      await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
+      await createAccount(t, ALICE); // no QuotaBytes: unlimited
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(100_000) });
+      expect(await used(t)).toBe(100_006);
+    });
+
+    it('the quota is per account: one account being full does not limit another', async () => {
+      const t = await withQuota(5);
+      await createAccount(t, BOB, 5);
+      await t.ok('PUT', `${host('bbkt')}/`, { auth: BOB });
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(5) });
+      await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
+      await t.ok('PUT', `${host('bbkt')}/a`, { auth: BOB, body: bytes(5) });
+      expect(await usedBytes(t)).toMatchObject({ alice: 5, bob: 5, svcadmin: 0 });
+    });
+  });
+
+  describe('Copy at the quota boundary', () => {
+    it('a copy that fits exactly is allowed; one byte over is refused and changes nothing', async () => {
+      const t = await withQuota(10);
+      await t.ok('PUT', `${t.B}/four`, { auth: ALICE, body: bytes(4) });
+      await t.ok('PUT', `${t.B}/one`, { auth: ALICE, body: bytes(1) });
+      await t.ok('PUT', `${t.B}/c`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/four' } }); // 9
+      await refused(t, 'PUT', `${t.B}/d`, { headers: { 'x-svc-copy-source': '/abkt/four' } }); // 13
+      await t.ok('PUT', `${t.B}/e`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/one' } }); // 10
+      expect(await used(t)).toBe(10);
+      await refused(t, 'PUT', `${t.B}/f`, { headers: { 'x-svc-copy-source': '/abkt/one' } }); // 11
+      // a copy over an existing key of the same size adds nothing (no versioning)
+      await t.ok('PUT', `${t.B}/c`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/four' } });
+      expect(await used(t)).toBe(10);
+    });
+
+    it('with versioning Enabled a copy over an existing key keeps the old version, so it is counted', async () => {
+      const t = await withQuota(10, 'Enabled');
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(4) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(2) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/a' } }); // 4 + 2 + 4 = 10
+      expect(await used(t)).toBe(10);
+      await refused(t, 'PUT', `${t.B}/a`, { headers: { 'x-svc-copy-source': '/abkt/a' } }); // copy onto itself: +4
+    });
+
+    it('a copy from another account\'s public-read bucket is charged to the destination owner only', async () => {
+      const t = await withQuota(5);
+      await createAccount(t, BOB);
+      await t.ok('PUT', `${host('bpub')}/`, { auth: BOB, headers: { 'x-svc-acl': 'public-read' } });
+      await t.ok('PUT', `${host('bpub')}/six`, { auth: BOB, body: bytes(6) });
+      await t.ok('PUT', `${host('bpub')}/five`, { auth: BOB, body: bytes(5) });
+      await refused(t, 'PUT', `${t.B}/x`, { headers: { 'x-svc-copy-source': '/bpub/six' } });
+      await t.ok('PUT', `${t.B}/x`, { auth: ALICE, headers: { 'x-svc-copy-source': '/bpub/five' } });
+      expect(await usedBytes(t)).toMatchObject({ alice: 5, bob: 11 });
+    });
+  });
+
+  describe('multipart and the quota', () => {
+    it('Upload Part: uploaded parts count; exactly the quota fits, one byte over is refused', async () => {
+      const t = await withQuota(10);
+      const id = await initiate(t, `${t.B}/big`);
+      const part = (n: number) => `${t.B}/big?partNumber=${n}&uploadId=${id}`;
+      await t.ok('PUT', part(1), { auth: ALICE, body: bytes(9) });
+      expect(await used(t)).toBe(9);
+      await refused(t, 'PUT', part(2), { body: bytes(2) });
+      await t.ok('PUT', part(2), { auth: ALICE, body: bytes(1) });
+      expect(await used(t)).toBe(10);
+      // replacing a part counts only the difference
+      await t.ok('PUT', part(1), { auth: ALICE, body: bytes(9, 'y') });
+      await refused(t, 'PUT', part(1), { body: bytes(10) });
+      await t.ok('PUT', part(1), { auth: ALICE, body: bytes(7) });
+      expect(await used(t)).toBe(8);
+      // parts and objects share the quota
+      await refused(t, 'PUT', `${t.B}/obj`, { body: bytes(3) });
+      await t.ok('PUT', `${t.B}/obj`, { auth: ALICE, body: bytes(2) });
+      await refused(t, 'PUT', part(3), { body: bytes(1) });
+    });
+
+    it('Abort frees the parts\' bytes', async () => {
+      const t = await withQuota(10);
+      const id = await initiate(t, `${t.B}/big`);
+      await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(10) });
+      await refused(t, 'PUT', `${t.B}/x`, { body: bytes(1) });
+      const r = await t.call('DELETE', `${t.B}/big?uploadId=${id}`, { auth: ALICE });
+      expect(r.status).toBe(204);
+      expect(await used(t)).toBe(0);
+    });
+
+    it('Complete is never refused at a full quota and adds nothing; unlisted parts are freed', async () => {
+      const t = await withQuota(10);
+      const id = await initiate(t, `${t.B}/big`);
+      await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(6) });
+      await t.ok('PUT', `${t.B}/big?partNumber=2&uploadId=${id}`, { auth: ALICE, body: bytes(4, 'y') });
+      expect(await used(t)).toBe(10);
+      // only part 2 listed (a lone part may be small): part 1 is deleted
+      const r = await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[2, bytes(4, 'y')]]) });
+      expect(tag(r.text, 'Key')).toBe('big');
+      expect(await used(t)).toBe(4);
+      expect((await t.call('GET', `${t.B}/big`, { auth: ALICE })).text).toBe(bytes(4, 'y'));
+    });
+
+    it('Complete at a full quota with every part listed → 200, usage unchanged', async () => {
+      const t = await withQuota(10);
+      const id = await initiate(t, `${t.B}/big`);
+      await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(10) });
+      await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[1, bytes(10)]]) });
+      expect(await used(t)).toBe(10);
+    });
+
+    it('Complete over an existing key: without versioning the old bytes are freed; with versioning they stay counted but Complete is still allowed', async () => {
+      const plain = await withQuota(10);
+      await plain.ok('PUT', `${plain.B}/big`, { auth: ALICE, body: bytes(4) });
+      const id1 = await initiate(plain, `${plain.B}/big`);
+      await plain.ok('PUT', `${plain.B}/big?partNumber=1&uploadId=${id1}`, { auth: ALICE, body: bytes(6) });
+      await plain.ok('POST', `${plain.B}/big?uploadId=${id1}`, { auth: ALICE, body: completeXml([[1, bytes(6)]]) });
+      expect(await used(plain)).toBe(6);
+
+      const versioned = await withQuota(10, 'Enabled');
+      await versioned.ok('PUT', `${versioned.B}/big`, { auth: ALICE, body: bytes(4) });
+      const id2 = await initiate(versioned, `${versioned.B}/big`);
+      await versioned.ok('PUT', `${versioned.B}/big?partNumber=1&uploadId=${id2}`, { auth: ALICE, body: bytes(6) });
+      const done = await versioned.call('POST', `${versioned.B}/big?uploadId=${id2}`, { auth: ALICE, body: completeXml([[1, bytes(6)]]) });
+      expect(done.status, done.text).toBe(200);
+      expect(await used(versioned)).toBe(10);
+    });
+  });
+
+  describe('Move and the quota', () => {
+    it('a move at a full quota is allowed and adds nothing', async () => {
+      const t = await withQuota(10);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(10) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
+      expect(await used(t)).toBe(10);
+      expect((await t.call('GET', `${t.B}/b`, { auth: ALICE })).text).toBe(bytes(10));
+    });
+
+    it('a move over an existing key frees the replaced object without versioning, keeps it counted with versioning', async () => {
+      const t = await withQuota(10);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(6) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, body: bytes(4) });
+      await t.ok('PUT', `${t.B}/b`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
+      expect(await used(t)).toBe(6);
+
+      const v = await withQuota(10, 'Enabled');
+      await v.ok('PUT', `${v.B}/a`, { auth: ALICE, body: bytes(6) });
+      await v.ok('PUT', `${v.B}/b`, { auth: ALICE, body: bytes(4) });
+      await v.ok('PUT', `${v.B}/b`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
+      expect(await used(v)).toBe(10);
+    });
+  });
+
+  describe('over the quota after lowering it: Complete and Move still work (they add no bytes)', () => {
+    it('Complete and Move at usage above a lowered quota → 200', async () => {
+      const t = await withQuota(100);
+      await t.ok('PUT', `${t.B}/a`, { auth: ALICE, body: bytes(20) });
+      const id = await initiate(t, `${t.B}/big`);
+      await t.ok('PUT', `${t.B}/big?partNumber=1&uploadId=${id}`, { auth: ALICE, body: bytes(30) });
+      await createAccount(t, ALICE, 5); // our choice: accepted, only growth is refused afterwards
+      await refused(t, 'PUT', `${t.B}/b`, { body: bytes(1) });
+      await refused(t, 'PUT', `${t.B}/big?partNumber=2&uploadId=${id}`, { body: bytes(1) });
+      await t.ok('POST', `${t.B}/big?uploadId=${id}`, { auth: ALICE, body: completeXml([[1, bytes(30)]]) });
+      await t.ok('PUT', `${t.B}/moved`, { auth: ALICE, headers: { 'x-svc-move-source': '/abkt/a' } });
+      expect(await used(t)).toBe(50);
+    });
+  });
+
+  describe('racing writes cannot pass the quota together', () => {
+    it('parallel PUTs that each fit alone: the quota is never passed and usage matches the database', async () => {
+      const t = await withQuota(10);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => t.call('PUT', `${t.B}/k${i}`, { auth: ALICE, body: bytes(6) })),
+      );
+      const okCount = results.filter((r) => r.status === 200).length;
+      expect(okCount).toBe(1);
+      for (const r of results.filter((r) => r.status !== 200)) expectQuotaExceeded(r);
+      expect(await used(t)).toBe(6);
+      expect((await dbUsage(t.svc, { abkt: 'alice' })).byOwner.alice).toBe(6);
+    });
+
+    it('parallel PUTs that fit exactly together all succeed', async () => {
+      const t = await withQuota(10);
+      const results = await Promise.all(Array.from({ length: 5 }, (_, i) => t.call('PUT', `${t.B}/k${i}`, { auth: ALICE, body: bytes(2) })));
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(await used(t)).toBe(10);
+    });
+
+    it('parallel Upload Parts, copies and PUTs mixed: the quota is never passed', async () => {
+      const t = await withQuota(50);
+      await t.ok('PUT', `${t.B}/src`, { auth: ALICE, body: bytes(7) });
+      const id = await initiate(t, `${t.B}/big`);
+      const jobs: Promise<Res>[] = [];
+      for (let i = 0; i < 6; i++) {
+        jobs.push(t.call('PUT', `${t.B}/big?partNumber=${i + 1}&uploadId=${id}`, { auth: ALICE, body: bytes(7) }));
+        jobs.push(t.call('PUT', `${t.B}/c${i}`, { auth: ALICE, headers: { 'x-svc-copy-source': '/abkt/src' } }));
+        jobs.push(t.call('PUT', `${t.B}/p${i}`, { auth: ALICE, body: bytes(7) }));
+      }
+      const results = await Promise.all(jobs);
+      for (const r of results) if (r.status !== 200) expectQuotaExceeded(r);
+      // 7 + 6 more writes of 7 bytes fit in 50 (49): exactly 6 of the 18 succeed
+      expect(results.filter((r) => r.status === 200).length).toBe(6);
+      expect(await used(t)).toBe(49);
+      expect((await dbUsage(t.svc, { abkt: 'alice' })).byOwner.alice).toBe(49);
+    });
+  });
+
+  // ------------------------------------------------------------------------------------------------
+  // A long random sequence: UsedBytes must equal what the database holds, every step.
+
+  /** mulberry32: a small seeded generator, so a failure can be replayed. */
+  function rng(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  describe('UsedBytes equals the bytes in the database after a long random sequence', () => {
+    for (const seed of [1, 2, 3]) {
+      it(`seed ${seed}`, async () => {
+        const t = await service();
+        const QUOTA = 3000;
+        await createAccount(t, ALICE, QUOTA);
+        await createAccount(t, BOB);
+        const owners: Record<string, string> = { aa1: 'alice', aa2: 'alice', bb1: 'bob' };
+        const creds: Record<string, Creds> = { alice: ALICE, bob: BOB };
+        const quota: Record<string, number | undefined> = { alice: QUOTA, bob: undefined };
+        const enabled: Record<string, boolean> = { aa1: false, aa2: false, bb1: false };
+        await t.ok('PUT', `${host('aa1')}/`, { auth: ALICE });
+        await t.ok('PUT', `${host('aa2')}/`, { auth: ALICE });
+        await t.ok('PUT', `${host('bb1')}/`, { auth: BOB, headers: { 'x-svc-acl': 'public-read' } });
+        const uploads: { bucket: string; key: string; id: string }[] = [];
+
+        const r = rng(seed);
+        const pick = <X>(xs: X[]): X => xs[Math.floor(r() * xs.length)]!;
+        const keys = ['k0', 'k1', 'k2', 'k3'];
+        const currentSize = async (b: string, k: string) =>
+          (await contents(t.svc.store)).objects.find((o) => o.bucket === b && o.key === k)?.size;
+        const partSize = async (id: string, n: number) =>
+          (await contents(t.svc.store)).parts.find((p) => p.uploadId === id && p.partNumber === n)?.size ?? 0;
+        /** A size that fits exactly, is one byte over, or is random. */
+        const sizeFor = (acct: string, usedBefore: number, freed: number) => {
+          const q = quota[acct];
+          const x = r();
+          if (q !== undefined && x < 0.2) return Math.max(0, q - usedBefore + freed);
+          if (q !== undefined && x < 0.35) return Math.max(0, q - usedBefore + freed + 1);
+          return Math.floor(r() * 500);
+        };
+        /** Expect a quota refusal exactly when the write grows the account past its quota. */
+        const check = async (res: Res, acct: string, delta: number, before: Record<string, unknown[]>, what: string) => {
+          const q = quota[acct];
+          const over = q !== undefined && delta > 0 && usedFrom(before, acct) + delta > q;
+          if (over) {
+            expect(res.status, `${what} should be refused: ${res.text}`).toBe(403);
+            expect(errorCode(res.text)).toBe('QuotaExceeded');
+            expect(await snapshot(t.svc), `${what} refused must change nothing`).toEqual(before);
+          } else {
+            expect(res.status, `${what}: ${res.text}`).toBe(200);
+          }
+          return over;
+        };
+
+        let refusals = 0;
+        for (let step = 0; step < 220; step++) {
+          const kind = r();
+          const before = await snapshot(t.svc);
+          if (kind < 0.3) {
+            // PUT
+            const b = pick(['aa1', 'aa2', 'bb1']);
+            const k = pick(keys);
+            const acct = owners[b]!;
+            const old = (await currentSize(b, k)) ?? 0;
+            const freed = enabled[b] ? 0 : old;
+            const size = sizeFor(acct, usedFrom(before, acct), freed);
+            const res = await t.call('PUT', `${host(b)}/${k}`, { auth: creds[acct], body: bytes(size) });
+            if (await check(res, acct, size - freed, before, `step ${step}: PUT ${b}/${k} (${size})`)) refusals++;
+          } else if (kind < 0.4) {
+            // DELETE
+            const b = pick(['aa1', 'aa2', 'bb1']);
+            const k = pick(keys);
+            const exists = (await currentSize(b, k)) !== undefined;
+            const res = await t.call('DELETE', `${host(b)}/${k}`, { auth: creds[owners[b]!] });
+            expect(res.status, `step ${step}: DELETE ${b}/${k}`).toBe(exists ? 200 : 404);
+          } else if (kind < 0.52) {
+            // Copy (alice may read bb1, bob may not read aa1/aa2)
+            const src = pick(['aa1', 'aa2', 'bb1']);
+            const dst = pick(['aa1', 'aa2', 'bb1']);
+            const sk = pick(keys);
+            const dk = pick(keys);
+            const acct = owners[dst]!;
+            const srcSize = await currentSize(src, sk);
+            const res = await t.call('PUT', `${host(dst)}/${dk}`, { auth: creds[acct], headers: { 'x-svc-copy-source': `/${src}/${sk}` } });
+            const what = `step ${step}: copy ${src}/${sk} → ${dst}/${dk}`;
+            if (owners[src] !== acct && src !== 'bb1') {
+              expect(res.status, what).toBe(403);
+              expect(errorCode(res.text)).toBe('AccessDenied');
+            } else if (srcSize === undefined) {
+              expect(res.status, what).toBe(404);
+            } else {
+              const old = (await currentSize(dst, dk)) ?? 0;
+              if (await check(res, acct, srcSize - (enabled[dst] ? 0 : old), before, what)) refusals++;
+            }
+          } else if (kind < 0.6) {
+            // Move inside a bucket: never refused
+            const b = pick(['aa1', 'aa2', 'bb1']);
+            const from = pick(keys);
+            const to = pick(keys);
+            const exists = (await currentSize(b, from)) !== undefined;
+            const res = await t.call('PUT', `${host(b)}/${to}`, { auth: creds[owners[b]!], headers: { 'x-svc-move-source': `/${b}/${from}` } });
+            expect(res.status, `step ${step}: move ${b}/${from} → ${to}: ${res.text}`).toBe(from === to ? 400 : !exists ? 404 : 200);
+          } else if (kind < 0.65) {
+            // versioning on/off
+            const b = pick(['aa1', 'bb1']);
+            const on = r() < 0.6;
+            await t.ok('PUT', `${host(b)}/?versioning`, { auth: creds[owners[b]!], body: on ? ENABLED : SUSPENDED });
+            enabled[b] = on;
+          } else if (kind < 0.72) {
+            // Delete Multiple with version ids taken from the listing
+            const b = pick(['aa1', 'bb1']);
+            const list = await t.ok('GET', `${host(b)}/?versions`, { auth: creds[owners[b]!] });
+            const versions = [...list.text.matchAll(/<Version>\s*<Key>([^<]*)<\/Key>\s*<VersionId>([^<]*)<\/VersionId>/g)].map((m) => [m[1]!, m[2]!]);
+            const chosen = versions.filter(([, v]) => v !== 'null' && r() < 0.4);
+            const body =
+              '<Delete>' +
+              chosen.map(([k, v]) => `<Object><Key>${k}</Key><VersionId>${v}</VersionId></Object>`).join('') +
+              `<Object><Key>${pick(keys)}</Key></Object></Delete>`;
+            const res = await t.ok('POST', `${host(b)}/?delete`, { auth: creds[owners[b]!], body });
+            expect(res.text).not.toContain('<Error>');
+          } else if (kind < 0.78) {
+            // Initiate
+            const b = pick(['aa1', 'aa2', 'bb1']);
+            const k = pick(keys);
+            uploads.push({ bucket: b, key: k, id: await initiate(t, `${host(b)}/${k}`, creds[owners[b]!]) });
+          } else if (kind < 0.9 && uploads.length) {
+            // Upload Part
+            const u = pick(uploads);
+            const n = 1 + Math.floor(r() * 3);
+            const acct = owners[u.bucket]!;
+            const freed = await partSize(u.id, n);
+            const size = sizeFor(acct, usedFrom(before, acct), freed);
+            const res = await t.call('PUT', `${host(u.bucket)}/${u.key}?partNumber=${n}&uploadId=${u.id}`, { auth: creds[acct], body: bytes(size, 'p') });
+            if (await check(res, acct, size - freed, before, `step ${step}: part ${n} of ${u.bucket}/${u.key} (${size})`)) refusals++;
+          } else if (kind < 0.96 && uploads.length) {
+            // Complete with one listed part (a lone part may be small) — never refused
+            const u = uploads.splice(Math.floor(r() * uploads.length), 1)[0]!;
+            const parts = (await contents(t.svc.store)).parts;
+            const mine = parts.filter((p) => p.uploadId === u.id);
+            const res = await t.call('POST', `${host(u.bucket)}/${u.key}?uploadId=${u.id}`, {
+              auth: creds[owners[u.bucket]!],
+              body: mine.length
+                ? `<CompleteMultipartUpload><Part><PartNumber>${mine.at(-1)!.partNumber}</PartNumber><ETag>${mine.at(-1)!.etag}</ETag></Part></CompleteMultipartUpload>`
+                : completeXml([[1, 'never uploaded']]),
+            });
+            expect(res.status, `step ${step}: complete: ${res.text}`).toBe(mine.length ? 200 : 400);
+            if (!mine.length) {
+              expect(errorCode(res.text)).toBe('InvalidPart');
+              uploads.push(u);
+            }
+          } else if (uploads.length) {
+            // Abort
+            const u = uploads.splice(Math.floor(r() * uploads.length), 1)[0]!;
+            const res = await t.call('DELETE', `${host(u.bucket)}/${u.key}?uploadId=${u.id}`, { auth: creds[owners[u.bucket]!] });
+            expect(res.status).toBe(204);
+          }
+
+          // invariants after every step
+          const api = await usedBytes(t);
+          const fromDb = await dbUsage(t.svc, owners);
+          expect(api.alice, `step ${step}: alice`).toBe(fromDb.byOwner.alice ?? 0);
+          expect(api.bob, `step ${step}: bob`).toBe(fromDb.byOwner.bob ?? 0);
+          expect(api.svcadmin).toBe(0);
+          expect(api.alice!).toBeLessThanOrEqual(QUOTA);
+          // every stored byte is accounted for: bodies hold exactly what the accounts are charged
+          expect(fromDb.bodies, `step ${step}: body bytes`).toBe((fromDb.byOwner.alice ?? 0) + (fromDb.byOwner.bob ?? 0));
+        }
+        // the sequence did reach the quota, both ways
+        expect(refusals).toBeGreaterThan(0);
+      });
+    }
+  });
+
+  /** alice's (or bob's) bytes in a snapshot taken before a step: object, version and part sizes. */
+  function usedFrom(snap: Record<string, unknown[]>, acct: string): number {
+    const owners: Record<string, string> = { aa1: 'alice', aa2: 'alice', bb1: 'bob' };
+    let sum = 0;
+    for (const o of snap.objects as { bucket: string; size: number }[]) if (owners[o.bucket] === acct) sum += o.size;
+    for (const v of snap.versions as { bucket: string; size: number }[]) if (owners[v.bucket] === acct) sum += v.size;
+    const uploads = new Map((snap.uploads as { uploadId: string; bucket: string }[]).map((u) => [u.uploadId, u.bucket]));
+    for (const p of snap.parts as { uploadId: string; size: number }[]) if (owners[uploads.get(p.uploadId) ?? ''] === acct) sum += p.size;
+    return sum;
   }
 });
-
-/** alice's (or bob's) bytes in a snapshot taken before a step: object, version and part sizes. */
-function usedFrom(snap: Record<string, unknown[]>, acct: string): number {
-  const owners: Record<string, string> = { aa1: 'alice', aa2: 'alice', bb1: 'bob' };
-  let sum = 0;
-  for (const o of snap.objects as { bucket: string; size: number }[]) if (owners[o.bucket] === acct) sum += o.size;
-  for (const v of snap.versions as { bucket: string; size: number }[]) if (owners[v.bucket] === acct) sum += v.size;
-  const uploads = new Map((snap.uploads as { uploadId: string; bucket: string }[]).map((u) => [u.uploadId, u.bucket]));
-  for (const p of snap.parts as { uploadId: string; size: number }[]) if (owners[uploads.get(p.uploadId) ?? ''] === acct) sum += p.size;
-  return sum;
-}
 
 // ------------------------------------------------------------------------------------------------
 // IndexedDB refusing a write. Three ways a browser reports QuotaExceededError:
