@@ -24,6 +24,8 @@ interface SwClient {
   completeMultipartUpload(b: string, k: string, id: string, parts: { partNumber: number; etag: string }[]): Promise<{ etag: string }>;
   abortMultipartUpload(b: string, k: string, id: string): Promise<void>;
   listParts(b: string, k: string, id: string, o?: { partNumberMarker?: number; maxParts?: number }): Promise<{ parts: unknown[]; isTruncated: boolean; nextPartNumberMarker: number }>;
+  exportArchive(o?: { buckets?: string[] }): Promise<{ body: ReadableStream<Uint8Array>; objects: number; objectBytes: number }>;
+  importArchive(archive: Blob, o?: { conflict?: 'fail' | 'skip' | 'overwrite' }): Promise<{ objectsRestored: number; bytesRestored: number }>;
 }
 
 const blobs = new Map<string, Blob>();
@@ -305,6 +307,27 @@ const bench = {
     const size = (await g.response.blob()).size;
     const ms = performance.now() - t0;
     if (g.status !== 206 || size !== end - start + 1) fail(`range ${key}: status ${g.status}, ${size} bytes`);
+    return ms;
+  },
+
+  // ---- archives (swbucket only)
+
+  /** Exports `bucket` into a Blob kept as `blobId` (as a download would: every byte read into the page); ms. */
+  async exportBucket(bucket: string, blobId: string): Promise<{ ms: number; bytes: number; objectBytes: number }> {
+    const t0 = performance.now();
+    const archive = await client().exportArchive({ buckets: [bucket] });
+    const file = await new Response(archive.body).blob();
+    const ms = performance.now() - t0;
+    blobs.set(blobId, file);
+    return { ms, bytes: file.size, objectBytes: archive.objectBytes };
+  },
+
+  /** Imports the archive kept as `blobId`, replacing what it holds; ms. */
+  async importBlob(blobId: string, expectedBytes: number): Promise<number> {
+    const t0 = performance.now();
+    const r = await client().importArchive(blob(blobId), { conflict: 'overwrite' });
+    const ms = performance.now() - t0;
+    if (r.bytesRestored !== expectedBytes) fail(`import restored ${r.bytesRestored} bytes, expected ${expectedBytes}`);
     return ms;
   },
 

@@ -1,0 +1,45 @@
+// Figure 9: archives. Export and import throughput through the worker, each beside what the same
+// bytes cost as plain requests in the same rounds: exporting 4 × 64 MiB objects into a Blob in the
+// page vs GETting them one by one; importing that archive (conflict=overwrite, every object's MD5
+// checked) vs PUTting the objects one by one.
+import { call } from '../lib/env.ts';
+import { MiB, interleave, median, pairs, spread } from '../lib/stats.ts';
+import { row, type Row } from '../lib/report.ts';
+import type { Ctx } from '../lib/context.ts';
+
+const OBJECTS = 4;
+const SIZE = 64 * MiB;
+
+export async function archiveFigure({ env, log }: Ctx): Promise<Row[]> {
+  const sw = env.pages.sw;
+  const bucket = 'bench-archive';
+  await call(sw, 'ensureBucket', 'sw', bucket);
+  await call(sw, 'makeBlob', 'ar-body', SIZE, 0xa9);
+  await call(sw, 'put', 'sw', bucket, 'ar-', 'ar-body', OBJECTS);
+  const total = OBJECTS * SIZE;
+  const mibs = (ms: number) => total / MiB / (ms / 1000);
+
+  const exp = await interleave(['export', 'get'] as const, 5, async (side) => {
+    if (side === 'get') return mibs(await call<number>(sw, 'get', 'sw', bucket, 'ar-', SIZE, OBJECTS));
+    const r = await call<{ ms: number; bytes: number; objectBytes: number }>(sw, 'exportBucket', bucket, 'ar-archive');
+    if (r.objectBytes !== total) throw new Error(`export held ${r.objectBytes} object bytes, expected ${total}`);
+    return mibs(r.ms);
+  }, { budgetMs: 60_000 });
+  log(`  export ${median(exp.export).toFixed(0)} MiB/s, GET ${median(exp.get).toFixed(0)} MiB/s`);
+
+  const imp = await interleave(['import', 'put'] as const, 5, async (side) => {
+    if (side === 'put') return mibs(await call<number>(sw, 'put', 'sw', bucket, 'ar-', 'ar-body', OBJECTS));
+    return mibs(await call<number>(sw, 'importBlob', 'ar-archive', total));
+  }, { budgetMs: 90_000 });
+  log(`  import ${median(imp.import).toFixed(0)} MiB/s, PUT ${median(imp.put).toFixed(0)} MiB/s`);
+
+  await call(sw, 'dropBlob', 'ar-body');
+  await call(sw, 'dropBlob', 'ar-archive');
+  await call(sw, 'removeKeys', bucket, Array.from({ length: OBJECTS }, (_, i) => `ar-${i}`));
+  return [
+    row(9, 'Export 256 MiB (4 × 64 MiB) into the page vs GET of the same objects', median(exp.export), median(exp.get), 'MiB/s', null,
+      `MiB/s export ${spread(exp.export, 0)}, GET ${spread(exp.get, 0)}`, pairs(exp.export, exp.get)),
+    row(9, 'Import that archive (overwrite, MD5 checked) vs PUT of the same objects', median(imp.import), median(imp.put), 'MiB/s', null,
+      `MiB/s import ${spread(imp.import, 0)}, PUT ${spread(imp.put, 0)}`, pairs(imp.import, imp.put)),
+  ];
+}

@@ -1,0 +1,141 @@
+// Figure 8: the Node HTTP server. `swbucket serve --data DIR` (LMDB, every write synced before its
+// answer) against the same server in memory and against s3rver with a data directory, each its own
+// process, driven over loopback HTTP from this one: PUT and GET of 1 KiB (operations per second,
+// 40 one after another per sample) and PUT of 1 MiB (ms). No browser.
+import http from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { signHeaders } from '../../test/support/sign.ts';
+import { freePort } from '../../test/support/ports.ts';
+import { KiB, MiB, median, pairs, rounds, spread } from '../lib/stats.ts';
+import { row, type Row } from '../lib/report.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BUCKET = 'bench';
+
+type Side = 'disk' | 'memory' | 's3';
+const SIDES: readonly Side[] = ['disk', 'memory', 's3'];
+
+interface Server {
+  port: number;
+  signed: boolean;
+  child: ChildProcess;
+  /** One kept-alive connection, as a client would hold. */
+  agent: http.Agent;
+}
+
+/** s3rver in a process of its own, as the swbucket servers are, on `dir`. */
+const S3RVER_MAIN = `
+import S3rver from 's3rver';
+const [dir, port] = process.argv.slice(1);
+await new S3rver({ directory: dir, silent: true, address: '127.0.0.1', port: Number(port), configureBuckets: [{ name: '${BUCKET}', configs: [] }] }).run();
+console.log('ready');
+`;
+
+async function start(side: Side, dir: string): Promise<Server> {
+  const port = await freePort();
+  const args = side === 's3'
+    ? ['--input-type=module', '-e', S3RVER_MAIN, join(dir, 's3rver'), String(port)]
+    : ['--import', 'tsx', 'node/cli.ts', 'serve', '--port', String(port), ...(side === 'disk' ? ['--data', join(dir, 'swbucket')] : [])];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  // The swbucket servers log a line per request: read and dropped, as a terminal would show it.
+  child.stdout!.on('data', (d: Buffer) => {
+    if (out.length < 4000) out += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const until = Date.now() + 30_000;
+  while (!/listening on|ready/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`${side} server exited: ${out}`);
+    if (Date.now() > until) throw new Error(`${side} server did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const server = { port, signed: side !== 's3', child, agent: new http.Agent({ keepAlive: true, maxSockets: 1 }) };
+  if (side !== 's3') await request(server, 'PUT', `/${BUCKET}/`);
+  return server;
+}
+
+/** One request, path style; signed as root for swbucket (s3rver takes unsigned ones). */
+function request(s: Server, method: string, path: string, body?: Buffer): Promise<number> {
+  const h = new Headers();
+  if (body !== undefined || method === 'PUT') h.set('content-length', String(body?.length ?? 0));
+  if (s.signed) signHeaders(method, `http://127.0.0.1:${s.port}${path}`, h);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: s.port, method, path, headers: Object.fromEntries(h), agent: s.agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => ((res.statusCode ?? 0) < 300 ? resolve(bytes) : reject(new Error(`${method} ${path}: ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** ms for `n` PUTs of `body`, one after another, to new keys. */
+async function timePuts(s: Server, prefix: string, body: Buffer, n: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await request(s, 'PUT', `/${BUCKET}/${prefix}${i}`, body);
+  return performance.now() - t0;
+}
+
+async function timeGets(s: Server, prefix: string, size: number, n: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    if ((await request(s, 'GET', `/${BUCKET}/${prefix}${i}`)) !== size) throw new Error('short GET');
+  }
+  return performance.now() - t0;
+}
+
+export async function serverFigure(log: (line: string) => void): Promise<Row[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'swbucket-bench-server-'));
+  const servers: Partial<Record<Side, Server>> = {};
+  try {
+    for (const side of SIDES) servers[side] = await start(side, dir);
+    const small = Buffer.alloc(KiB, 0x5a);
+    const big = Buffer.alloc(MiB, 0xa5);
+    const N_SMALL = 40;
+    const N_BIG = 4;
+    const ms = Object.fromEntries(SIDES.map((s) => [s, { put: [] as number[], get: [] as number[], big: [] as number[] }])) as Record<Side, { put: number[]; get: number[]; big: number[] }>;
+    await rounds(SIDES, 9, async (side, keep, rep) => {
+      const s = servers[side]!;
+      const put = await timePuts(s, `s${rep + 1}-`, small, N_SMALL);
+      const get = await timeGets(s, `s${rep + 1}-`, KiB, N_SMALL);
+      const bigPut = await timePuts(s, `b${rep + 1}-`, big, N_BIG);
+      if (keep) {
+        ms[side].put.push(put / N_SMALL);
+        ms[side].get.push(get / N_SMALL);
+        ms[side].big.push(bigPut / N_BIG);
+      }
+    }, { budgetMs: 60_000 });
+    const m = (side: Side, what: 'put' | 'get' | 'big') => median(ms[side][what]);
+    log('  ' + SIDES.map((s) => `${s}: PUT 1 KiB ${m(s, 'put').toFixed(2)} ms, GET 1 KiB ${m(s, 'get').toFixed(2)} ms, PUT 1 MiB ${m(s, 'big').toFixed(1)} ms`).join(' | '));
+
+    const ops = (x: number) => 1000 / x;
+    const out: Row[] = [];
+    const against = { memory: 'the in-memory server', s3: 's3rver (data directory)' } as const;
+    for (const base of ['memory', 's3'] as const) {
+      const note = (what: 'put' | 'get' | 'big') => `ms/op --data ${spread(ms.disk[what], 2)}, ${base === 's3' ? 's3rver' : 'memory'} ${spread(ms[base][what], 2)}`;
+      out.push(
+        row(8, `server PUT 1 KiB: --data (LMDB) vs ${against[base]}`, ops(m('disk', 'put')), ops(m(base, 'put')), 'ops/s', null,
+          `${N_SMALL} ops per sample; ${note('put')}`, pairs(ms[base].put, ms.disk.put)),
+        row(8, `server GET 1 KiB: --data (LMDB) vs ${against[base]}`, ops(m('disk', 'get')), ops(m(base, 'get')), 'ops/s', null,
+          `${N_SMALL} ops per sample; ${note('get')}`, pairs(ms[base].get, ms.disk.get)),
+        row(8, `server PUT 1 MiB: --data (LMDB) vs ${against[base]}`, m('disk', 'big'), m(base, 'big'), 'ms', null,
+          `${N_BIG} ops per sample; ${note('big')}`, pairs(ms.disk.big, ms[base].big)),
+      );
+    }
+    return out;
+  } finally {
+    for (const s of Object.values(servers)) {
+      s.agent.destroy();
+      s.child.kill('SIGKILL');
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+}
