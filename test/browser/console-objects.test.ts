@@ -480,13 +480,19 @@ describe('details in a long folder', () => {
       await expect.poll(() => details().locator('h3').textContent()).toBe('folder/item-30.txt');
       await expect.poll(() => details().getByTestId('detail-etag').count()).toBe(1);
 
-      // The heading is wholly on screen, and the panel fills at least half the screen (or is whole).
-      const seen = await details().evaluate((panel) => {
+      // The heading is wholly on screen, and the panel fills at least half the screen (or is whole),
+      // once the panel has scrolled up after its details loaded (a frame or two on a busy machine).
+      const measure = () => details().evaluate((panel) => {
         const p = panel.getBoundingClientRect();
         const h = panel.querySelector('h3')!.getBoundingClientRect();
         const visible = Math.min(p.bottom, window.innerHeight) - Math.max(p.top, 0);
         return { headTop: h.top, headBottom: h.bottom, visible, needed: Math.min(p.height, window.innerHeight / 2), innerHeight: window.innerHeight };
       });
+      await expect.poll(async () => {
+        const m = await measure();
+        return m.visible >= m.needed;
+      }, { timeout: 5_000 }).toBe(true);
+      const seen = await measure();
       expect(seen.headTop, `heading top at ${width} px`).toBeGreaterThanOrEqual(0);
       expect(seen.headBottom, `heading bottom at ${width} px`).toBeLessThanOrEqual(seen.innerHeight);
       expect(seen.visible, `panel height on screen at ${width} px`).toBeGreaterThanOrEqual(seen.needed);
