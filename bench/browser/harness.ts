@@ -5,11 +5,12 @@
 // Sides (which one a page can run depends on the page):
 //   sw    — swbucket's worker, through the page's typed client (window.swbucket.client), signed as root
 //   floor — the floor worker (bench/browser/floor-sw.ts) with plain fetch
+//   store — the storage floor worker (bench/browser/storage-floor-sw.ts) with plain fetch
 //   idb   — raw IndexedDB from a page no worker controls
 //   s3    — s3rver over HTTP on loopback (CORS), unsigned, from a page no worker controls
 import { fill } from './fill.ts';
 
-type Side = 'sw' | 'floor' | 'idb' | 's3';
+type Side = 'sw' | 'floor' | 'store' | 'idb' | 's3';
 
 interface SwClient {
   putObject(b: string, k: string, body: Blob, o?: { checksum?: boolean }): Promise<{ etag: string }>;
@@ -85,7 +86,8 @@ async function putOnce(side: Side, bucket: string, key: string, body: Blob): Pro
       await client().putObject(bucket, key, body, { checksum: false });
       return;
     case 'floor':
-      await ok(await fetch(svcUrl(bucket, key), { method: 'PUT', body }), 'floor PUT');
+    case 'store':
+      await ok(await fetch(svcUrl(bucket, key), { method: 'PUT', body }), `${side} PUT`);
       return;
     case 'idb':
       await idbPut(`${bucket}/${key}`, body);
@@ -106,7 +108,8 @@ async function getOnce(side: Side, bucket: string, key: string): Promise<number>
     case 'sw':
       return (await (await client().getObject(bucket, key)).response.blob()).size;
     case 'floor':
-      return (await (await ok(await fetch(svcUrl(bucket, key)), 'floor GET')).blob()).size;
+    case 'store':
+      return (await (await ok(await fetch(svcUrl(bucket, key)), `${side} GET`)).blob()).size;
     case 'idb':
       return (await (await idbGet(`${bucket}/${key}`)).arrayBuffer()).byteLength;
     case 's3':

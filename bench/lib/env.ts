@@ -1,5 +1,6 @@
 // Everything the figures run against, started once: the built site (dist-site/ via the tests' static
-// server), the bench origin (floor worker, raw page, MD5 worker), s3rver, and one Chromium.
+// server), the bench origin (floor worker, raw page, MD5 worker), the storage floor's origin, s3rver,
+// and one Chromium.
 import { build as viteBuild } from 'vite';
 import { build as esbuild } from 'esbuild';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -34,6 +35,8 @@ export interface Pages {
   sw: Page;
   /** Controlled by the floor worker. */
   floor: Page;
+  /** Controlled by the storage floor worker, on an origin of its own. */
+  store: Page;
   /** Controlled by no worker: raw IndexedDB, s3rver, the MD5 worker. */
   raw: Page;
 }
@@ -43,6 +46,8 @@ export interface Env {
   pages: Pages;
   site: StaticServer;
   bench: StaticServer;
+  /** The storage floor's origin. */
+  storage: StaticServer;
   s3: { url: string; bucket: string };
   chromiumVersion: string;
   close(): Promise<void>;
@@ -74,12 +79,16 @@ async function startS3rver(dir: string, bucket: string): Promise<{ url: string; 
 export async function startEnv(log: (line: string) => void): Promise<Env> {
   log('building the site (vite build)…');
   await viteBuild({ logLevel: 'warn' });
-  const [harness, floorSw, md5Worker] = await Promise.all([bundle('harness.ts'), bundle('floor-sw.ts'), bundle('md5-worker.ts')]);
+  const [harness, floorSw, storageFloorSw, md5Worker] = await Promise.all(
+    [bundle('harness.ts'), bundle('floor-sw.ts'), bundle('storage-floor-sw.ts'), bundle('md5-worker.ts')]);
 
   const site = await startStaticServer();
   const bench = await startStaticServer(join(BENCH, 'pages'));
   bench.bodies.set('/floor-sw.js', floorSw);
   bench.bodies.set('/md5-worker.js', md5Worker);
+  // Its own origin: its IndexedDB and its quota are not the raw page's.
+  const storage = await startStaticServer(join(BENCH, 'pages'));
+  storage.bodies.set('/storage-floor-sw.js', storageFloorSw);
 
   const tmp = await mkdtemp(join(tmpdir(), 'swbucket-bench-'));
   const s3Bucket = 'bench-s3';
@@ -105,19 +114,21 @@ export async function startEnv(log: (line: string) => void): Promise<Env> {
   };
   const sw = await open(site.url + '/', 'Boolean(window.swbucket && window.swbucket.client)');
   const floor = await open(bench.url + '/floor/index.html', 'window.floorReady && navigator.serviceWorker.controller !== null');
+  const store = await open(storage.url + '/storage-floor/index.html', 'window.floorReady && navigator.serviceWorker.controller !== null');
   const raw = await open(bench.url + '/raw.html', 'document.readyState === "complete"');
   await raw.evaluate((u) => (window as unknown as { __bench: { setS3Base(u: string): void } }).__bench.setS3Base(u), `${s3.url}`);
 
   return {
     context,
-    pages: { sw, floor, raw },
+    pages: { sw, floor, store, raw },
     site,
     bench,
+    storage,
     s3: { url: s3.url, bucket: s3Bucket },
     chromiumVersion,
     async close() {
       await context.close().catch(() => {});
-      await Promise.all([site.close(), bench.close(), s3.close()]);
+      await Promise.all([site.close(), bench.close(), storage.close(), s3.close()]);
       await rm(tmp, { recursive: true, force: true });
     },
   };
