@@ -9,6 +9,11 @@ import { redactEntry } from '../core/redact.ts';
 export const LOG_DB = instanceNames().logDatabase;
 export const LOG_CHANNEL = instanceNames().logChannel;
 export const LOG_CAPACITY = 10_000;
+/**
+ * How long an entry waits for others to share its transaction. Measured (bench figure 2): writing
+ * each entry at once, a 1 MiB GET took 1.9× the storage floor's time; 40 ms later, 1.3×.
+ */
+export const LOG_DELAY_MS = 40;
 
 /** A stored entry: the handler's entry plus its position in the log. */
 export interface LoggedEntry extends LogEntry {
@@ -48,6 +53,8 @@ export interface RequestLogOptions {
   database?: string;
   /** Default LOG_CHANNEL. */
   channel?: string;
+  /** Default LOG_DELAY_MS. */
+  delayMs?: number;
 }
 
 export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
@@ -83,14 +90,16 @@ export function createRequestLog(options: RequestLogOptions = {}): RequestLog {
     }
   }
 
+  const delayMs = options.delayMs ?? LOG_DELAY_MS;
   return {
-    // Written at once when the log is idle; entries that arrive while a write is under way go
-    // together in the next transaction, so under load the log costs one transaction per batch,
-    // not one per request, and a lone request waits for nothing.
+    // Written a moment after the first entry of a batch, in one transaction with every entry that
+    // came meanwhile: the request's own reads go first (a GET's body is a stored Blob, read from
+    // IndexedDB as the page consumes it, and a log transaction at that moment delays it), and a
+    // run of requests costs one log transaction, not one each. A request never waits for its entry.
     // Never a signature, whoever wrote the entry (the handler's are redacted already).
     write(entry) {
       pending.push(redactEntry(entry));
-      draining ??= Promise.resolve().then(drain);
+      draining ??= new Promise((resolve) => setTimeout(resolve, delayMs)).then(drain);
       return draining;
     },
   };

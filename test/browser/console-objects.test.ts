@@ -536,8 +536,9 @@ describe('previews', () => {
   it('shows an image', async () => {
     await open('pixel.png');
     const img = details().getByTestId('preview-image');
-    await page.waitForFunction(() => (document.querySelector('[data-testid=preview-image]') as HTMLImageElement | null)?.complete === true);
-    expect(await img.evaluate((i: HTMLImageElement) => [i.naturalWidth, i.naturalHeight])).toEqual([2, 2]);
+    // Loaded from its URL (an <img> whose src is not set yet also counts as complete).
+    await expect.poll(() => img.evaluate((i: HTMLImageElement) => (i.complete && i.currentSrc !== '' ? [i.naturalWidth, i.naturalHeight] : null)))
+      .toEqual([2, 2]);
     expect(await img.getAttribute('alt')).toBe('Preview of pixel.png');
   });
 

@@ -57,6 +57,8 @@ afterAll(async () => {
 describe('request log', () => {
   it('one entry per request: broadcast live once, stored once, with its fields; it survives a reload', async () => {
     const started = Date.now();
+    // What the set-up requests logged is written (and broadcast) before this test listens.
+    await storedLog(page);
     await listen(page);
     const B = 'http://logbook.svc.localhost';
     const presigned = presign('GET', `${B}/notes/a.txt`, Math.floor(Date.now() / 1000) + 600);

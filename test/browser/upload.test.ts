@@ -66,7 +66,7 @@ interface Tools {
   blob(seed: number, size: number): Blob;
   sha256(blob: Blob): Promise<string>;
   log(): Promise<LogEntry[]>;
-  /** Highest seq in the log now (0 when empty). */
+  /** Highest seq in the log once it is written (0 when empty). */
   lastSeq(): Promise<number>;
   thrown(p: Promise<unknown>): Promise<{ name: string; message: string; code?: string; status?: number } | null>;
 }
@@ -97,7 +97,18 @@ function makeTools(patternSrc: string): Tools {
       return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
     },
     log,
-    lastSeq: async () => Math.max(0, ...(await log()).map((e) => e.seq)),
+    // Once the worker has written what it holds: it writes a batch 40 ms (LOG_DELAY_MS) after its
+    // first entry, so the highest seq counts when two reads 120 ms apart agree.
+    lastSeq: async () => {
+      const highest = async () => Math.max(0, ...(await log()).map((e) => e.seq));
+      let last = await highest();
+      for (;;) {
+        await new Promise((res) => setTimeout(res, 120));
+        const now = await highest();
+        if (now === last) return now;
+        last = now;
+      }
+    },
     async thrown(p) {
       try {
         await p;

@@ -37,13 +37,18 @@ beforeEach(() => {
   };
   g.self = stub;
 });
-afterEach(() => {
+/** What the events of a test handed to waitUntil: finished before the next test starts. */
+const outliving: Promise<unknown>[] = [];
+afterEach(async () => {
+  // The request log writes a moment after the answer (and broadcasts then): a test's entries must
+  // not reach the next test's listeners.
+  await Promise.allSettled(outliving.splice(0));
   delete g.self;
 });
 
 /** What a FetchEvent offers respond(), with waitUntil recorded. */
 function eventFor(request: Request): FetchEventLike & { waitUntil: Mock<(promise: Promise<unknown>) => void> } {
-  return { request, waitUntil: vi.fn<(promise: Promise<unknown>) => void>() };
+  return { request, waitUntil: vi.fn<(promise: Promise<unknown>) => void>((p) => void outliving.push(p)) };
 }
 
 /**

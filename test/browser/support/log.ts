@@ -1,9 +1,24 @@
 // The worker's request log as stored, read from a page with plain IndexedDB.
 import type { Page } from 'playwright-core';
-import type { LoggedEntry } from '../../../sw/log/ring.ts';
+import { LOG_DELAY_MS, type LoggedEntry } from '../../../sw/log/ring.ts';
 
-/** Every stored entry, oldest first; [] when the worker has not created the log yet. */
-export function storedLog(page: Page): Promise<LoggedEntry[]> {
+/**
+ * Every stored entry, oldest first, once the worker has written what it holds: it writes a batch
+ * LOG_DELAY_MS after the batch's first entry, so the log counts as written when two reads that far
+ * apart (three times over) agree. [] when the worker has not created the log yet.
+ */
+export async function storedLog(page: Page): Promise<LoggedEntry[]> {
+  let last = await readNow(page);
+  const until = Date.now() + 10_000;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 3 * LOG_DELAY_MS));
+    const now = await readNow(page);
+    if ((now.length === last.length && now.at(-1)?.seq === last.at(-1)?.seq) || Date.now() > until) return now;
+    last = now;
+  }
+}
+
+function readNow(page: Page): Promise<LoggedEntry[]> {
   return page.evaluate(async () => {
     // Opening a database that does not exist would create it empty, without the worker's
     // 'entries' store, and the worker's log would then fail: look before opening.
