@@ -24,12 +24,35 @@ function sparkMd5(): Md5 {
   };
 }
 
+type WasmHasher = Awaited<ReturnType<typeof createMD5>>;
+
+/**
+ * hash-wasm hashers whose digest has been taken, for the next body: making one instantiates a
+ * WebAssembly module, which cost as much as the rest of a 1 KiB PUT's hashing (issue 13). A hasher
+ * that never reaches its digest (a body that broke off) is simply not reused.
+ */
+const idle: WasmHasher[] = [];
+const IDLE_MAX = 16;
+
 export async function createMd5(engine?: Md5Engine): Promise<Md5> {
   if (engine !== 'spark-md5' && !wasmRefused) {
     try {
-      const h = await createMD5();
+      const h = idle.pop() ?? (await createMD5());
       h.init();
-      return { update: (data) => void h.update(data), digest: () => h.digest('hex') };
+      let done = false;
+      return {
+        update: (data) => {
+          if (done) throw new Error('MD5 updated after its digest');
+          h.update(data);
+        },
+        digest: () => {
+          if (done) throw new Error('MD5 digest taken twice');
+          done = true;
+          const hex = h.digest('hex');
+          if (idle.length < IDLE_MAX) idle.push(h);
+          return hex;
+        },
+      };
     } catch (e) {
       if (engine === 'hash-wasm') throw e;
       wasmRefused = true; // once refused, it stays refused for this context
