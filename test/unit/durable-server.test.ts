@@ -5,12 +5,12 @@
 // between kill and restart, must hold no orphaned body and exact usage figures. Also, in this
 // process: startServer({ dataDir }) holds its directory until closed.
 import { describe, it, expect } from 'vitest';
-import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { signHeaders } from '../support/sign.ts';
 import { freePort } from '../support/ports.ts';
+import { rawRequest, type RawResponse } from '../support/http.ts';
 import { tempDir, contents, integrity, SOUND } from '../support/stores.ts';
 import { openLmdbStore } from '../../node/lmdb-store.ts';
 import { startServer } from '../../node/server.ts';
@@ -59,12 +59,7 @@ async function kill9(s: Server): Promise<void> {
   await exited;
 }
 
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  text: string;
-}
+type Res = RawResponse;
 
 /** One signed request (as root unless `as`), path style, on a connection of its own. */
 function call(port: number, method: string, path: string, o: { body?: Buffer | string; headers?: Record<string, string>; as?: typeof ALICE | 'anon' } = {}): Promise<Res> {
@@ -72,21 +67,7 @@ function call(port: number, method: string, path: string, o: { body?: Buffer | s
   const h = new Headers(o.headers ?? {});
   if (body !== undefined || method === 'PUT' || method === 'POST') h.set('content-length', String(body?.length ?? 0));
   if (o.as !== 'anon') signHeaders(method, `http://127.0.0.1:${port}${path}`, h, o.as);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: Object.fromEntries(h), agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const b = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: b, text: b.toString('utf8') });
-      });
-      res.on('error', reject);
-      res.on('aborted', () => reject(new Error('response aborted')));
-    });
-    req.on('error', reject);
-    req.setTimeout(20_000, () => req.destroy(new Error('request timed out')));
-    req.end(body);
-  });
+  return rawRequest(port, { method, path, headers: Object.fromEntries(h), ...(body !== undefined ? { body } : {}) });
 }
 
 async function ok(port: number, method: string, path: string, o: Parameters<typeof call>[3] = {}): Promise<Res> {

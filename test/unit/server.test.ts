@@ -2,22 +2,17 @@
 // details only a real socket shows (Content-Length, HEAD, chunked uploads), logging, shutdown.
 // Requests go through node:http so that the Host header can be set (fetch cannot).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import http from 'node:http';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { signHeaders } from '../support/sign.ts';
 import { startServer } from '../../node/server.ts';
 import { freePort } from '../support/ports.ts';
+import { rawRequest, type RawResponse } from '../support/http.ts';
 
 const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 
-interface HttpRes {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  text: string;
-}
+type HttpRes = RawResponse;
 
 interface ReqOpts {
   method: string;
@@ -42,23 +37,9 @@ function request(port: number, o: ReqOpts): Promise<HttpRes> {
   if (o.signAs) signHeaders(o.method, o.signAs, h);
   const headers: Record<string, string> = { host: o.host };
   for (const [k, v] of h) headers[k] = v;
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: o.address ?? '127.0.0.1', port, method: o.method, path: o.path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const b = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: b, text: b.toString('utf8') });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.setTimeout(20_000, () => req.destroy(new Error('request timed out')));
-    if (body !== undefined && o.chunked) {
-      const mid = Math.floor(body.length / 2);
-      req.write(body.subarray(0, mid));
-      req.end(body.subarray(mid));
-    } else req.end(body);
+  return rawRequest(port, {
+    method: o.method, path: o.path, headers, ...(body !== undefined ? { body } : {}), split: o.chunked === true,
+    ...(o.address ? { address: o.address } : {}),
   });
 }
 
