@@ -30,12 +30,32 @@ interface Schema extends DBSchema {
   buckets: { key: string; value: BucketRecord };
   objects: { key: [string, string]; value: ObjectRecord };
   versions: { key: [string, string, number]; value: ObjectRecord };
-  bodies: { key: string; value: { id: string; blob: Blob } };
+  /** A body's bytes: a Blob, or for a small one the bytes themselves (see inline()). */
+  bodies: { key: string; value: BodyRecord };
   uploads: { key: string; value: UploadRecord; indexes: { byBucketKey: [string, string, string] } };
   parts: { key: [string, number]; value: PartRecord };
   /** One record per account whose stored usedBytes is exact; a missing one means "recompute". */
   'usage-exact': { key: string; value: { accessKeyId: string } };
 }
+
+type BodyRecord = { id: string; blob: Blob; bytes?: undefined } | { id: string; bytes: Uint8Array; blob?: undefined };
+
+/**
+ * Bodies up to this size are kept as bytes in their record, not as a Blob: Chromium keeps every
+ * stored Blob in a file of its own, and for a 1 KiB object creating, opening and deleting that
+ * file costs more than the rest of the request (issue 13). Larger bodies stay Blobs, which are
+ * read lazily and sliced for ranges.
+ */
+const INLINE_MAX_BYTES = 16 * 1024;
+
+/** The record for a body, its bytes read beforehand (outside any transaction) when it is small. */
+async function bodyRecordOf(body: Blob): Promise<(id: string) => BodyRecord> {
+  if (body.size > INLINE_MAX_BYTES) return (id) => ({ id, blob: body });
+  const bytes = new Uint8Array(await body.arrayBuffer());
+  return (id) => ({ id, bytes });
+}
+
+const blobOf = (record: BodyRecord): Blob => record.blob ?? new Blob([record.bytes as Uint8Array<ArrayBuffer>]);
 
 type Names = StoreNames<Schema>;
 type Db = IDBPDatabase<Schema>;
@@ -532,7 +552,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const blobs = await Promise.all(object.chunks.map((c) => tx.objectStore('bodies').get(c.id)));
         const parts = blobs.map((b, i) => {
           if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
-          return b.blob;
+          return blobOf(b);
         });
         // One chunk is served as is; several are composed without copying bytes.
         const body = parts.length === 1 ? parts[0]! : new Blob(parts);
@@ -562,21 +582,23 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return freed + Math.max(0, owner.quotaBytes - used);
     },
 
-    putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Blob) {
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Blob) {
+      const record = await bodyRecordOf(body);
       return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
         const id = newId();
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] }, body.size);
-        if (made !== 'quotaExceeded') await tx.objectStore('bodies').add({ id, blob: body });
+        if (made !== 'quotaExceeded') await tx.objectStore('bodies').add(record(id));
         return made;
       });
     },
 
-    restoreObject(
+    async restoreObject(
       ref: BucketRef,
       object: Omit<ObjectRecord, 'bucket' | 'chunks'>,
       body: Blob,
       how: { current: boolean; replace: boolean },
     ) {
+      const bodyRecord = await bodyRecordOf(body);
       return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
         const objects = tx.objectStore('objects');
         const versions = tx.objectStore('versions');
@@ -596,7 +618,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const id = newId();
         const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] };
         await (how.current ? objects : versions).put(record);
-        await tx.objectStore('bodies').add({ id, blob: body });
+        await tx.objectStore('bodies').add(bodyRecord(id));
         if (v !== undefined && v >= bucket.nextVersionId) await tx.objectStore('buckets').put({ ...bucket, nextVersionId: v + 1 });
         return 'ok' as const;
       });
@@ -755,7 +777,8 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return (await db()).get('uploads', uploadId);
     },
 
-    uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+    async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+      const record = await bodyRecordOf(body);
       return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
         if (!(await uploadIn(tx, bucket, part.uploadId))) return 'noSuchUpload' as const;
@@ -763,7 +786,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const old = await parts.get([part.uploadId, part.partNumber]);
         if (!(await charge(tx, bucket, body.size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
         const bodyId = newId();
-        await tx.objectStore('bodies').add({ id: bodyId, blob: body });
+        await tx.objectStore('bodies').add(record(bodyId));
         await parts.put({ ...part, bodyId });
         if (old) await tx.objectStore('bodies').delete(old.bodyId);
         return 'ok' as const;

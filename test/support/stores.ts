@@ -62,7 +62,7 @@ export async function contents(store: Store): Promise<StoreContents & { exactUsa
   }
   const db = await withDb.db();
   const all = <T>(name: string) => db.getAll(name) as Promise<T[]>;
-  const bodies = await all<{ id: string; blob: Blob }>('bodies');
+  const bodies = await all<{ id: string; blob?: Blob; bytes?: Uint8Array }>('bodies');
   return {
     accounts: await all('accounts'),
     buckets: await all('buckets'),
@@ -70,7 +70,7 @@ export async function contents(store: Store): Promise<StoreContents & { exactUsa
     versions: await all('versions'),
     uploads: await all('uploads'),
     parts: await all('parts'),
-    bodies: bodies.map((b) => ({ id: b.id, size: b.blob.size })),
+    bodies: bodies.map((b) => ({ id: b.id, size: b.blob?.size ?? b.bytes!.byteLength })),
     exactUsage: new Set((await db.getAllKeys('usage-exact')).map(String)),
   };
 }

@@ -249,7 +249,7 @@ export async function dbSnapshot(page: Page): Promise<DbSnapshot> {
         all<DbSnapshot['objects'][number]>('objects'),
         all<DbSnapshot['versions'][number]>('versions'),
         all<DbSnapshot['parts'][number]>('parts'),
-        all<{ id: string; blob: Blob }>('bodies'),
+        all<{ id: string; blob?: Blob; bytes?: Uint8Array }>('bodies'),
         all<DbSnapshot['accounts'][number]>('accounts'),
       ]);
       return {
@@ -258,7 +258,7 @@ export async function dbSnapshot(page: Page): Promise<DbSnapshot> {
         objects: objects.map((o) => ({ bucket: o.bucket, key: o.key, size: o.size, etag: o.etag, chunks: o.chunks })),
         versions: versions.map((v) => ({ chunks: v.chunks, size: v.size })),
         parts: parts.map((p) => ({ bodyId: p.bodyId, size: p.size })),
-        bodies: bodies.map((b) => ({ id: b.id, size: b.blob.size })),
+        bodies: bodies.map((b) => ({ id: b.id, size: b.blob?.size ?? b.bytes!.byteLength })),
         accounts: accounts.map((a) => ({ accessKeyId: a.accessKeyId, usedBytes: a.usedBytes })),
       };
     } finally {
