@@ -1,8 +1,8 @@
 // Export and import (docs/protocol.md, "Archives"): GET /?export streams a tar archive of buckets,
 // their objects (optionally every version) and optionally the accounts; POST /?import puts one
 // back, every stored version with its own ETag, dates, headers and versionId. Root only: an
-// archive can hold every account's secret. Both stream: an object's bytes are read (or written)
-// one at a time, never the archive as a whole.
+// archive can hold every account's secret. Neither holds the archive: an export is composed of the
+// stored Blobs or streamed one object at a time, and an import stores each object as it arrives.
 import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader } from 'modern-tar';
 import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
@@ -51,7 +51,6 @@ async function versionsOf(store: Store, bucket: BucketRef, all: boolean): Promis
   }
 }
 
-/** The manifest of what the request asks for, read from the store as it is now. */
 /**
  * The manifest of what the request asks for, read from the store as it is now. With `snapshot`,
  * each object's bytes are read at once too (Blob handles, not bytes), and the manifest records
