@@ -5,6 +5,8 @@ import { createWriteStream, openAsBlob } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { createClient } from '../src/client/client.ts';
+import { isEmptyStore } from '../src/client/store-state.ts';
+import { ROOT_CREDENTIALS } from '../protocol/instance.ts';
 import type { Client, ExportOptions, ImportOptions, ImportResult } from '../src/client/types.ts';
 
 export interface Connection {
@@ -18,8 +20,8 @@ export interface Connection {
 export function rootClient(c: Connection): Client {
   return createClient({
     endpoint: c.endpoint,
-    accessKeyId: c.accessKeyId ?? 'svcadmin',
-    secretAccessKey: c.secretAccessKey ?? 'svcadmin-secret',
+    accessKeyId: c.accessKeyId ?? ROOT_CREDENTIALS.accessKeyId,
+    secretAccessKey: c.secretAccessKey ?? ROOT_CREDENTIALS.secretAccessKey,
     pathStyle: true,
   });
 }
@@ -66,7 +68,6 @@ export async function importFromFile(c: Connection, file: string, o: Omit<Import
  */
 export async function seedIfEmpty(c: Connection, file: string): Promise<ImportResult | null> {
   const client = rootClient(c);
-  const [{ buckets }, accounts] = await Promise.all([client.listBuckets(), client.listAccounts()]);
-  if (buckets.length > 0 || accounts.some((a) => !a.root)) return null;
+  if (!(await isEmptyStore(client))) return null;
   return client.importArchive(await openAsBlob(file), { conflict: 'skip' });
 }

@@ -32,15 +32,8 @@ import type {
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
   UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
 } from '../sw/store/types.ts';
+import { ROOT_ACCOUNT_RECORD } from '../sw/store/types.ts';
 
-/** The account a new store starts with (docs/protocol.md, "Accounts"), as in idb.ts. */
-const ROOT_ACCOUNT_RECORD: Account = {
-  accessKeyId: 'svcadmin',
-  secret: 'svcadmin-secret',
-  displayName: 'svcadmin',
-  usedBytes: 0,
-  root: true,
-};
 
 /** The layout below; a directory written by a later layout is refused rather than misread. */
 const SCHEMA = 1;

@@ -8,6 +8,9 @@ export const DEFAULT_MOUNT_PATH = 'svc/';
 /** Where, under the worker's scope, the worker says who it is (startService asks it). */
 export const HELLO_PATH = '__swbucket';
 
+/** The root account every new store starts with (docs/protocol.md, "Accounts"). */
+export const ROOT_CREDENTIALS = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } as const;
+
 export interface InstanceNames {
   /** The IndexedDB database of buckets, objects, uploads and accounts. */
   database: string;

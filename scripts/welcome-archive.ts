@@ -7,12 +7,13 @@ import { IDBFactory } from 'fake-indexeddb';
 import { createHandler } from '../sw/core/handler.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { createClient } from '../src/client/client.ts';
+import { ROOT_CREDENTIALS } from '../protocol/instance.ts';
 
 const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'welcome' });
 // As the worker runs it: Request objects made here carry no Content-Length.
 const handle = createHandler({ store, endpoint: 'svc.localhost', contentLength: 'body' });
 const client = createClient({
-  endpoint: 'http://svc.localhost', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret',
+  endpoint: 'http://svc.localhost', ...ROOT_CREDENTIALS,
   fetch: (input, init) => handle(new Request(input, init)),
 });
 await client.createBucket('notes');

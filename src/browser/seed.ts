@@ -2,6 +2,8 @@
 // A seed runs only while the store holds nothing of anyone's (no bucket, no account but root): on
 // the first start, and again after deleteAllData(); never over data the app's users made.
 import type { Client } from '../client/types.ts';
+import { isEmptyStore } from '../client/store-state.ts';
+import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
 
 /** An archive's URL (made by export), or a function that fills the store through a root client. */
 export type Seed = string | URL | ((client: Client) => Promise<void>);
@@ -9,23 +11,9 @@ export type Seed = string | URL | ((client: Client) => Promise<void>);
 /** Why a seed failed, in words that say what to do; startService reports it as 'seed-failed'. */
 export class SeedError extends Error {}
 
-/** The default root account a new store starts with (docs/protocol.md, "Accounts"). */
-const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
-
-async function isEmpty(client: Client): Promise<boolean> {
-  try {
-    const [{ buckets }, accounts] = await Promise.all([client.listBuckets(), client.listAccounts()]);
-    return buckets.length === 0 && accounts.every((a) => a.root);
-  } catch (e) {
-    // The root secret was changed: someone has administered this store, so it is not new.
-    if ((e as { code?: string }).code === 'AccessDenied') return false;
-    throw e;
-  }
-}
-
 /** Fetches and imports the archive, or runs the function. True when it seeded. */
 async function seedNow(client: Client, seed: Seed): Promise<boolean> {
-  if (!(await isEmpty(client))) return false;
+  if (!(await isEmptyStore(client))) return false;
   if (typeof seed === 'function') {
     await seed(client);
     return true;
@@ -52,7 +40,7 @@ async function seedNow(client: Client, seed: Seed): Promise<boolean> {
  */
 export async function seedIfEmpty(service: { endpoint: string; name: string }, seed: Seed): Promise<boolean> {
   const { createClient } = await import('../client/client.ts');
-  const client = createClient({ endpoint: `http://${service.endpoint}`, ...ROOT });
+  const client = createClient({ endpoint: `http://${service.endpoint}`, ...ROOT_CREDENTIALS });
   const run = async () => {
     try {
       return await seedNow(client, seed);

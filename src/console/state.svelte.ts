@@ -3,6 +3,7 @@
 // here reaches into the database (the request log aside, which views/Log reads directly).
 import { createClient, type Client } from '../client/index.ts';
 import type { RunningService } from '../browser/index.ts';
+import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
 
 export interface Credentials {
   accessKeyId: string;
@@ -10,7 +11,7 @@ export interface Credentials {
 }
 
 const CREDS_KEY = 'swbucket:console:credentials';
-const ROOT: Credentials = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
+const ROOT: Credentials = { ...ROOT_CREDENTIALS };
 
 function loadCredentials(): Credentials {
   try {

@@ -24,6 +24,7 @@ import type {
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
   UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
+import { ROOT_ACCOUNT_RECORD } from './types.ts';
 
 interface Schema extends DBSchema {
   accounts: { key: string; value: Account };
@@ -64,14 +65,6 @@ type Tx = IDBPTransaction<Schema, Names[], 'readwrite'>;
 /** A readonly transaction over whichever stores the caller named. */
 type ReadTx = IDBPTransaction<Schema, Names[], 'readonly'>;
 
-/** The account a new database starts with (docs/protocol.md, "Accounts"). */
-const ROOT_ACCOUNT_RECORD: Account = {
-  accessKeyId: 'svcadmin',
-  secret: 'svcadmin-secret',
-  displayName: 'svcadmin',
-  usedBytes: 0,
-  root: true,
-};
 
 const newId = (): string => crypto.randomUUID();
 

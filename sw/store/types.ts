@@ -6,6 +6,8 @@
 // another bucket of that name.
 // Refusals are results; a write the browser has no room for throws StoreQuotaError (errors.ts).
 
+import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
+
 export type Acl = 'private' | 'public-read';
 
 export interface Account {
@@ -18,6 +20,15 @@ export interface Account {
   usedBytes: number;
   root?: boolean;
 }
+
+/** The account a new store starts with (docs/protocol.md, "Accounts"), in every store. */
+export const ROOT_ACCOUNT_RECORD: Account = {
+  accessKeyId: ROOT_CREDENTIALS.accessKeyId,
+  secret: ROOT_CREDENTIALS.secretAccessKey,
+  displayName: ROOT_CREDENTIALS.accessKeyId,
+  usedBytes: 0,
+  root: true,
+};
 
 export type VersioningStatus = 'Enabled' | 'Suspended';
 
