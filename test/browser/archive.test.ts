@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM_FLAGS, findChromium, launchChromium } from './support/chromium.ts';
-import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { LAB_HTML, bundleLab } from './support/lab.ts';
+import { CHROMIUM_FLAGS, findChromium } from './support/chromium.ts';
+import type { StaticServer } from './support/static-server.ts';
+import { startLab } from './support/lab.ts';
 import { attachToServiceWorker } from '../../bench/lib/cdp.ts';
 import type * as Swbucket from '../../src/index.ts';
 
@@ -28,10 +28,7 @@ const cleanups: (() => Promise<void>)[] = [];
 const MiB = 1024 * 1024;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  site = await startStaticServer();
-  site.bodies.set('/lab.js', await bundleLab('archiveLab', ['createClient', 'startService', 'deleteAllData']));
-  site.bodies.set('/lab.html', LAB_HTML);
+  ({ browser, site } = await startLab('archiveLab', ['createClient', 'startService', 'deleteAllData']));
   // The notes example's seed: an archive made by swbucket's export (npm run example-archive).
   site.bodies.set('/welcome.tar', new Uint8Array(readFileSync('examples/vanilla/public/welcome.tar')));
 });

@@ -9,9 +9,8 @@ import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { launchChromium } from './support/chromium.ts';
-import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { LAB_HTML, bundleLab } from './support/lab.ts';
+import type { StaticServer } from './support/static-server.ts';
+import { LAB_HTML, startLab } from './support/lab.ts';
 import type * as Swbucket from '../../src/index.ts';
 
 const MiB = 1024 * 1024;
@@ -91,10 +90,7 @@ let site: StaticServer;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  site = await startStaticServer();
-  site.bodies.set('/lab.js', await bundleLab('lib', ['createClient', 'SvcClientError', 'startService', 'ServiceStartError']));
-  site.bodies.set('/lab.html', LAB_HTML);
+  ({ browser, site } = await startLab('lib', ['createClient', 'SvcClientError', 'startService', 'ServiceStartError']));
   // The same page under a policy that lets same-origin workers (the service worker) start but refuses blob: ones.
   site.bodies.set('/lab-csp.html', LAB_HTML);
   site.headers.set('/lab-csp.html', { 'content-security-policy': "worker-src 'self'" });

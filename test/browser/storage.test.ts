@@ -5,9 +5,8 @@
 // confirmation that names what goes. The lab page bundles src/index.ts as in start-options.test.ts.
 import { describe, it, expect, beforeAll, afterAll, afterEach, inject } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.ts';
-import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { LAB_HTML, bundleLab } from './support/lab.ts';
+import type { StaticServer } from './support/static-server.ts';
+import { startLab } from './support/lab.ts';
 import type * as Swbucket from '../../src/index.ts';
 import { expectNotice, formatBytes, freshService, nav, openConsole, storedLog, withClient } from './console-helpers.ts';
 
@@ -36,10 +35,7 @@ let site: StaticServer;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  site = await startStaticServer();
-  site.bodies.set('/lab.js', await bundleLab('storageLab', ['createClient', 'startService', 'deleteAllData', 'DeleteDataError']));
-  site.bodies.set('/lab.html', LAB_HTML);
+  ({ browser, site } = await startLab('storageLab', ['createClient', 'startService', 'deleteAllData', 'DeleteDataError']));
 });
 afterEach(async () => {
   await Promise.all(contexts.splice(0).map((c) => c.close()));

@@ -3,7 +3,10 @@
 // named exports on `window[global]`. (The built site's own page starts the console, so it cannot
 // be the page under test.)
 import { build } from 'esbuild';
+import type { Browser } from 'playwright-core';
 import { inlineHashWorker } from '../../../scripts/bundles.ts';
+import { launchChromium } from './chromium.ts';
+import { startStaticServer, type StaticServer } from './static-server.ts';
 
 /** The lab page: it loads the bundle served as /lab.js. */
 export const LAB_HTML = '<!doctype html><meta charset="utf-8"><title>swbucket lab</title><script src="/lab.js"></script><body>lab</body>\n';
@@ -25,4 +28,12 @@ export async function bundleLab(global: string, exports: string[]): Promise<stri
     logLevel: 'warning',
   });
   return out.outputFiles[0]!.text;
+}
+
+/** A browser, and the built site serving the lab page (/lab.html) with `exports` on `window[global]`. */
+export async function startLab(global: string, exports: string[]): Promise<{ browser: Browser; site: StaticServer }> {
+  const [browser, site, bundle] = await Promise.all([launchChromium(), startStaticServer(), bundleLab(global, exports)]);
+  site.bodies.set('/lab.js', bundle);
+  site.bodies.set('/lab.html', LAB_HTML);
+  return { browser, site };
 }
