@@ -298,6 +298,9 @@ describe('page and worker lifecycle', () => {
       }, { bucket: 'stop-put', ...a });
       if (a.how === 'stream') {
         await page.waitForFunction(() => (window as unknown as { midway: boolean }).midway, null, { timeout: 20_000 });
+        // The first half was written ahead (staged) while it streamed: the stop leaves it for the
+        // next worker's store to sweep.
+        await expect.poll(async () => (await dbSnapshot(page)).staged, { timeout: 10_000 }).toBeGreaterThan(0);
         await worker.stopAll();
         await page.evaluate(() => (window as unknown as { release: () => void }).release());
       } else {
@@ -435,8 +438,8 @@ describe('a new worker version with a schema change', () => {
     const original = await page.evaluate(() => (window as unknown as { swbucket: { version: string } }).swbucket.version);
     expect(original).not.toBe(VARIANT_VERSION);
     await createBucket(page, 'upgrade');
-    // Schema version 3: the tables, bucket identities, usage markers (sw/store/idb.ts, UPGRADES).
-    expect((await dbSnapshot(page)).version, 'the database before the new build').toBe(3);
+    // Schema version 4: the tables, bucket identities, usage markers, staged bodies (sw/store/idb.ts, UPGRADES).
+    expect((await dbSnapshot(page)).version, 'the database before the new build').toBe(4);
     const seeded: Put[] = Array.from({ length: 6 }, (_, i) => ({ key: `seeded-${i}`, seed: 900 + i, size: 10_000 + i * 50_000 }));
     expect((await putAll(page, 'upgrade', seeded)).map((a) => a.status)).toEqual(seeded.map(() => 200));
 
@@ -448,7 +451,7 @@ describe('a new worker version with a schema change', () => {
       w.heldStore = await w.__openIdbStore({});
       return { bucket: (await w.heldStore.getBucket('upgrade'))?.name, version: (await w.heldStore.db()).version };
     });
-    expect(held).toEqual({ bucket: 'upgrade', version: 3 });
+    expect(held).toEqual({ bucket: 'upgrade', version: 4 });
 
     const worker = await workerControl(page);
     await expect.poll(() => [...worker.versions.values()].filter((v) => v.status === 'activated').length).toBe(1);
@@ -594,8 +597,8 @@ describe('a new worker version with a schema change', () => {
         resolve(info);
       };
     }));
-    expect(db.version).toBe(4);
-    expect(db.stores).toEqual(expect.arrayContaining(['accounts', 'buckets', 'objects', 'versions', 'bodies', 'uploads', 'parts', 'usage-exact', VARIANT_STORE]));
+    expect(db.version).toBe(5);
+    expect(db.stores).toEqual(expect.arrayContaining(['accounts', 'buckets', 'objects', 'versions', 'bodies', 'uploads', 'parts', 'usage-exact', 'staged', VARIANT_STORE]));
     await expectNoOrphans(page);
   });
 });
