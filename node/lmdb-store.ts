@@ -29,7 +29,7 @@ import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { StoreQuotaError } from '../sw/store/errors.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
-  ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, StagedBody, Store,
+  ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, StagedBody, Store, Bytes,
   UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
 } from '../sw/store/types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../sw/store/types.ts';
@@ -487,7 +487,8 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
     return get(versions, tupleKey([bucket, key, versionId]), o);
   }
 
-  const bytesOf = async (body: Blob): Promise<Buffer> => Buffer.from(await body.arrayBuffer());
+  const bytesOf = async (body: Bytes): Promise<Buffer> =>
+    body instanceof Blob ? Buffer.from(await body.arrayBuffer()) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 
   const store: LmdbStore = {
     path: dir,
@@ -591,7 +592,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
           if (!bytes) throw new Error(`body ${c.id} of ${bucket.name}/${key} is missing`);
           return bytes as Uint8Array<ArrayBuffer>; // a copy lmdb-js made: not shared memory
         });
-        return { object, body: new Blob(chunks) };
+        return { object, body: chunks.length === 1 ? chunks[0]! : new Blob(chunks) };
       });
     },
 
@@ -613,9 +614,9 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
       });
     },
 
-    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Blob | StagedBody) {
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes | StagedBody) {
       // This store offers no stageBody(), so nobody holds a stage of it to hand over.
-      if (!(body instanceof Blob)) throw new Error('the LMDB store takes whole bodies only');
+      if ('stage' in body) throw new Error('the LMDB store takes whole bodies only');
       const bytes = await bytesOf(body);
       return bucketWrite(ref, bytes.length, (bucket) => {
         const id = newId();
@@ -814,7 +815,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
       return get(uploads, tupleKey([uploadId]));
     },
 
-    async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+    async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Bytes) {
       const bytes = await bytesOf(body);
       return bucketWrite(ref, bytes.length, (bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.

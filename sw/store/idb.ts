@@ -24,7 +24,7 @@
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
-  Account, Acl, BodyStage, BucketRecord, BucketRef, StagedBody, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
+  Account, Acl, BodyStage, BucketRecord, BucketRef, Bytes, StagedBody, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
   UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
@@ -55,14 +55,20 @@ type BodyRecord = { id: string; blob: Blob; bytes?: undefined } | { id: string; 
  */
 const INLINE_MAX_BYTES = 16 * 1024;
 
-/** The record for a body, its bytes read beforehand (outside any transaction) when it is small. */
-async function bodyRecordOf(body: Blob): Promise<(id: string) => BodyRecord> {
-  if (body.size > INLINE_MAX_BYTES) return (id) => ({ id, blob: body });
-  const bytes = new Uint8Array(await body.arrayBuffer());
+const sizeOf = (body: Bytes): number => (body instanceof Blob ? body.size : body.byteLength);
+
+/** The record for a body, a small Blob's bytes read beforehand (outside any transaction). */
+async function bodyRecordOf(body: Bytes): Promise<(id: string) => BodyRecord> {
+  if (sizeOf(body) > INLINE_MAX_BYTES) {
+    const blob = body instanceof Blob ? body : new Blob([body]);
+    return (id) => ({ id, blob });
+  }
+  const bytes = body instanceof Blob ? new Uint8Array(await body.arrayBuffer()) : body;
   return (id) => ({ id, bytes });
 }
 
-const blobOf = (record: BodyRecord): Blob => record.blob ?? new Blob([record.bytes as Uint8Array<ArrayBuffer>]);
+/** A stored body as read: the Blob, or the bytes of a small one, as they are. */
+const bytesOf = (record: BodyRecord): Bytes => record.blob ?? (record.bytes as Uint8Array<ArrayBuffer>);
 
 type Names = StoreNames<Schema>;
 type Db = IDBPDatabase<Schema>;
@@ -528,12 +534,13 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
    * runs in the write's transaction once it is sure to commit: it deletes the staged records (a
    * missing one means the body was swept, so the write must not commit).
    */
-  async function chunksOf(body: Blob | StagedBody) {
-    const staged = body instanceof Blob ? [] : [...(stagedChunks.get(body.stage) ?? [])];
-    const rest = body instanceof Blob ? body : body.rest;
-    const record = rest.size > 0 || staged.length === 0 ? await bodyRecordOf(rest) : undefined;
+  async function chunksOf(body: Bytes | StagedBody) {
+    const isStaged = 'stage' in body;
+    const staged = isStaged ? [...(stagedChunks.get(body.stage) ?? [])] : [];
+    const rest = isStaged ? body.rest : body;
+    const record = sizeOf(rest) > 0 || staged.length === 0 ? await bodyRecordOf(rest) : undefined;
     const restId = newId();
-    const chunks = record ? [...staged, { id: restId, size: rest.size }] : staged;
+    const chunks = record ? [...staged, { id: restId, size: sizeOf(rest) }] : staged;
     return {
       chunks,
       size: chunks.reduce((n, c) => n + c.size, 0),
@@ -548,7 +555,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       },
       /** After the commit: the stage's chunks belong to the object now. */
       taken() {
-        if (!(body instanceof Blob)) stagedChunks.get(body.stage)?.splice(0, staged.length);
+        if (isStaged) stagedChunks.get(body.stage)?.splice(0, staged.length);
       },
     };
   }
@@ -664,7 +671,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const blobs = await Promise.all(object.chunks.map((c) => tx.objectStore('bodies').get(c.id)));
         const parts = blobs.map((b, i) => {
           if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
-          return blobOf(b);
+          return bytesOf(b);
         });
         // One chunk is served as is; several are composed without copying bytes.
         const body = parts.length === 1 ? parts[0]! : new Blob(parts);
@@ -694,7 +701,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return freed + Math.max(0, owner.quotaBytes - used);
     },
 
-    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Blob | StagedBody) {
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes | StagedBody) {
       const b = await chunksOf(body);
       const made = await bucketWrite(ref, ['objects', 'versions', ...b.names], async (tx, bucket) => {
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: b.chunks }, b.size);
@@ -890,14 +897,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return (await db()).get('uploads', uploadId);
     },
 
-    async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob) {
+    async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Bytes) {
       const record = await bodyRecordOf(body);
+      const size = sizeOf(body);
       return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
         if (!(await uploadIn(tx, bucket, part.uploadId))) return 'noSuchUpload' as const;
         const parts = tx.objectStore('parts');
         const old = await parts.get([part.uploadId, part.partNumber]);
-        if (!(await charge(tx, bucket, body.size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
+        if (!(await charge(tx, bucket, size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
         const bodyId = newId();
         await tx.objectStore('bodies').add(record(bodyId));
         await parts.put({ ...part, bodyId });

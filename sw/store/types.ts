@@ -146,10 +146,19 @@ export interface BodyStage {
   discard(): Promise<void>;
 }
 
+/**
+ * A body in hand: a Blob, or the bytes themselves when they are already in memory (a small body:
+ * in a browser, wrapping 1 KiB in a Blob only to read it back or answer with it costs more than
+ * the rest of the request).
+ */
+export type Bytes = Blob | Uint8Array<ArrayBuffer>;
+
+export const asBlob = (body: Bytes): Blob => (body instanceof Blob ? body : new Blob([body]));
+
 /** A body partly written ahead: the stage's chunks in order, then `rest`. */
 export interface StagedBody {
   stage: BodyStage;
-  rest: Blob;
+  rest: Bytes;
 }
 
 /** What one entry of a Delete Multiple did. */
@@ -190,7 +199,7 @@ export interface Store {
   /** Metadata only; the current object, or with `versionId` that version (current or historical). */
   headObject(bucket: BucketRef, key: string, versionId?: number): Promise<ObjectRecord | undefined | NoSuchBucket>;
   /** Metadata and bytes read in one snapshot: a racing write is seen whole or not at all. */
-  getObject(bucket: BucketRef, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Blob } | undefined | NoSuchBucket>;
+  getObject(bucket: BucketRef, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Bytes } | undefined | NoSuchBucket>;
   /**
    * Bytes a write to `target` may bring without passing the bucket owner's quota, as things stand:
    * what the quota leaves, plus what the write would free (the object it replaces when versioning
@@ -206,11 +215,11 @@ export interface Store {
   putObject(
     bucket: BucketRef,
     object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>,
-    body: Blob | StagedBody,
+    body: Bytes | StagedBody,
   ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
   /**
    * Where a large PUT body can be written while it streams in, so that writing overlaps reading
-   * and hashing and the runtime never holds the whole body. Absent: the store takes Blobs only.
+   * and hashing and the runtime never holds the whole body. Absent: the store takes whole bodies only.
    */
   stageBody?(): BodyStage;
   /**
@@ -245,7 +254,7 @@ export interface Store {
    * Stores a part (replacing one with the same number) only while `bucket` is still that bucket
    * and the upload is in progress in it.
    */
-  uploadPart(bucket: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Blob): Promise<'ok' | 'noSuchBucket' | 'noSuchUpload' | QuotaRefusal>;
+  uploadPart(bucket: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Bytes): Promise<'ok' | 'noSuchBucket' | 'noSuchUpload' | QuotaRefusal>;
   /**
    * In one step: checks the listed parts (exist, ETags match, all but the last at least
    * `minPartBytes`), makes the object from their bodies without copying bytes, deletes the

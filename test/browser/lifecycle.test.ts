@@ -259,7 +259,7 @@ describe('page and worker lifecycle', () => {
     await createBucket(page, 'stop-put');
     type Attempt = Put & { how: 'stream' | 'blob'; delayMs: number };
     const attempts: Attempt[] = [
-      // Streamed from the page, held halfway until the worker has been stopped: a certain interruption.
+      // Streamed from the page, held at three quarters until the worker has been stopped: a certain interruption.
       { key: 'streamed.bin', seed: 700, size: 16 * MiB, how: 'stream', delayMs: 0 },
       // A Blob body, the worker stopped shortly after the PUT starts: wherever it is in the write.
       { key: 'blob-1.bin', seed: 701, size: BIG, how: 'blob', delayMs: 20 },
@@ -281,7 +281,7 @@ describe('page and worker lifecycle', () => {
           const STEP = 256 * 1024;
           body = new ReadableStream<Uint8Array>({
             async pull(c) {
-              if (sent >= size / 2 && !w.midway) {
+              if (sent >= size * 3 / 4 && !w.midway) {
                 w.midway = true;
                 await gate;
               }
@@ -298,7 +298,7 @@ describe('page and worker lifecycle', () => {
       }, { bucket: 'stop-put', ...a });
       if (a.how === 'stream') {
         await page.waitForFunction(() => (window as unknown as { midway: boolean }).midway, null, { timeout: 20_000 });
-        // The first half was written ahead (staged) while it streamed: the stop leaves it for the
+        // The first 8 MiB and more were written ahead (staged) while it streamed: the stop leaves them for the
         // next worker's store to sweep.
         await expect.poll(async () => (await dbSnapshot(page)).staged, { timeout: 10_000 }).toBeGreaterThan(0);
         await worker.stopAll();

@@ -1,5 +1,5 @@
 // A large PUT body is written ahead while it streams in (sw/core/body.ts readStagedBody, the
-// IndexedDB store's stageBody): the object then has several chunks. What must hold: the object is
+// IndexedDB store's stageBody; from 8 MiB on): the object then has several chunks. What must hold: the object is
 // byte for byte what was sent; a PUT that fails for any reason — bad digest, cut body, over the
 // quota, its bucket replaced, the store refusing a chunk — leaves nothing behind, no body and no
 // staged record; and the staged chunks of a store instance that is gone are swept when a store opens.
@@ -38,7 +38,7 @@ async function service(o: { staging?: boolean; contentLength?: 'header' | 'body'
 }
 
 interface StreamOptions {
-  /** Bytes per chunk of the request body. */
+  /** Bytes per chunk of the request body (1 MiB). */
   step?: number;
   /** Wait this long between chunks, so each chunk write finishes before the next arrives. */
   pauseMs?: number;
@@ -51,7 +51,7 @@ interface StreamOptions {
 
 /** A signed PUT whose body arrives as a stream in `step`-byte chunks. */
 function streamedPut(url: string, bytes: Uint8Array, o: StreamOptions = {}): Request {
-  const step = o.step ?? 64 * KiB;
+  const step = o.step ?? MiB;
   let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(c) {
@@ -79,9 +79,9 @@ async function getBytes(handle: (r: Request) => Promise<Response>, key: string, 
 }
 
 describe('large PUT bodies written while they stream in', () => {
-  it('a streamed 3 MiB body is stored in several chunks, whole: GET, ranges across chunk boundaries, listing', async () => {
+  it('a streamed 12 MiB body is stored in several chunks, whole: GET, ranges across chunk boundaries', async () => {
     const { store, handle } = await service();
-    const bytes = pattern(3 * MiB, 7);
+    const bytes = pattern(12 * MiB, 7);
     const res = await handle(streamedPut(`${U}/big.bin`, bytes, { pauseMs: 2 }));
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get('etag')).toBe(`"${md5hex(bytes)}"`);
@@ -105,8 +105,9 @@ describe('large PUT bodies written while they stream in', () => {
 
   it('overwriting and deleting a staged object frees all its chunks', async () => {
     const { store, handle } = await service();
-    expect((await handle(streamedPut(`${U}/o.bin`, pattern(2 * MiB, 1), { pauseMs: 2 }))).status).toBe(200);
-    expect((await handle(streamedPut(`${U}/o.bin`, pattern(1 * MiB, 2), { pauseMs: 2 }))).status).toBe(200);
+    expect((await handle(streamedPut(`${U}/o.bin`, pattern(11 * MiB, 1), { pauseMs: 2 }))).status).toBe(200);
+    expect((await handle(streamedPut(`${U}/o.bin`, pattern(10 * MiB, 2), { pauseMs: 2 }))).status).toBe(200);
+    expect((await contents(store)).objects[0]!.chunks.length).toBeGreaterThan(1);
     expect(integrity(await contents(store))).toEqual(SOUND);
     expect((await send(handle, 'DELETE', `${U}/o.bin`)).status).toBe(200);
     expect(integrity(await contents(store))).toEqual(SOUND);
@@ -115,7 +116,7 @@ describe('large PUT bodies written while they stream in', () => {
 
   it('a body under the staging threshold is one chunk in one write, as without staging', async () => {
     const { store, handle } = await service();
-    const bytes = pattern(200 * KiB, 3);
+    const bytes = pattern(7 * MiB, 3);
     expect((await handle(streamedPut(`${U}/small.bin`, bytes, { pauseMs: 1 }))).status).toBe(200);
     const c = await contents(store);
     expect(c.objects.map((o) => o.chunks.length)).toEqual([1]);
@@ -124,15 +125,15 @@ describe('large PUT bodies written while they stream in', () => {
 
   describe('a PUT that fails leaves nothing behind', () => {
     const failures: [string, (handle: (r: Request) => Promise<Response>, store: Store) => Promise<Response>, number, string][] = [
-      ['Content-MD5 that does not match', (h) => h(streamedPut(`${U}/x.bin`, pattern(2 * MiB), {
+      ['Content-MD5 that does not match', (h) => h(streamedPut(`${U}/x.bin`, pattern(12 * MiB), {
         pauseMs: 1, headers: { 'content-md5': md5hex(pattern(10)) },
       })), 400, 'BadDigest'],
-      ['a body cut off halfway', (h) => h(streamedPut(`${U}/x.bin`, pattern(2 * MiB), { pauseMs: 1, failAfter: MiB })), 400, 'IncompleteBody'],
-      ['a body shorter than its Content-Length', (h) => h(streamedPut(`${U}/x.bin`, pattern(2 * MiB), { pauseMs: 1, length: 3 * MiB })), 400, 'IncompleteBody'],
-      ['a body longer than its Content-Length', (h) => h(streamedPut(`${U}/x.bin`, pattern(2 * MiB), { pauseMs: 1, length: MiB + 5 })), 400, 'IncompleteBody'],
+      ['a body cut off after 10 MiB', (h) => h(streamedPut(`${U}/x.bin`, pattern(12 * MiB), { pauseMs: 1, failAfter: 10 * MiB })), 400, 'IncompleteBody'],
+      ['a body shorter than its Content-Length', (h) => h(streamedPut(`${U}/x.bin`, pattern(12 * MiB), { pauseMs: 1, length: 13 * MiB })), 400, 'IncompleteBody'],
+      ['a body longer than its Content-Length', (h) => h(streamedPut(`${U}/x.bin`, pattern(12 * MiB), { pauseMs: 1, length: 10 * MiB + 5 })), 400, 'IncompleteBody'],
       ['the quota passed while it streams (no Content-Length, as in the browser)', async (h, store) => {
-        await store.putAccount({ accessKeyId: ROOT.accessKeyId, secret: ROOT.secret, displayName: ROOT.accessKeyId, quotaBytes: 1536 * KiB });
-        return h(streamedPut(`${U}/x.bin`, pattern(2 * MiB), { pauseMs: 1, length: 'omit' }));
+        await store.putAccount({ accessKeyId: ROOT.accessKeyId, secret: ROOT.secret, displayName: ROOT.accessKeyId, quotaBytes: 10 * MiB });
+        return h(streamedPut(`${U}/x.bin`, pattern(12 * MiB), { pauseMs: 1, length: 'omit' }));
       }, 403, 'QuotaExceeded'],
     ];
     for (const [what, put, status, code] of failures) {
@@ -152,21 +153,21 @@ describe('large PUT bodies written while they stream in', () => {
       const { store, handle } = await service();
       let released!: () => void;
       const gate = new Promise<void>((r) => (released = r));
-      const bytes = pattern(2 * MiB, 5);
+      const bytes = pattern(12 * MiB, 5);
       let sent = 0;
       const body = new ReadableStream<Uint8Array>({
         async pull(c) {
-          if (sent === MiB) await gate;
+          if (sent === 10 * MiB) await gate;
           if (sent >= bytes.length) return c.close();
-          c.enqueue(bytes.slice(sent, sent + 128 * KiB));
-          sent += 128 * KiB;
+          c.enqueue(bytes.slice(sent, sent + 512 * KiB));
+          sent += 512 * KiB;
           await sleep(1);
         },
       });
       const headers = new Headers({ 'content-length': String(bytes.length) });
       signHeaders('PUT', `${U}/x.bin`, headers, ROOT, new Date());
       const pending = handle(new Request(`${U}/x.bin`, { method: 'PUT', headers, body, duplex: 'half' } as RequestInit));
-      while (sent < MiB) await sleep(5);
+      while (sent < 10 * MiB) await sleep(5);
       await sleep(20);
       expect((await bodiesAndStaged(store)).staged, 'chunks were written ahead').toBeGreaterThan(0);
       expect((await send(handle, 'DELETE', `${U}/`)).status).toBe(200);
@@ -194,7 +195,7 @@ describe('large PUT bodies written while they stream in', () => {
           discard: () => stage.discard(),
         };
       };
-      const res = await handle(streamedPut(`${U}/x.bin`, pattern(3 * MiB), { pauseMs: 1 }));
+      const res = await handle(streamedPut(`${U}/x.bin`, pattern(14 * MiB), { pauseMs: 1 }));
       expect(res.status).toBe(500);
       expect(errorCode(await res.text())).toBe('InternalError');
       expect(writes).toBe(3);
@@ -225,7 +226,7 @@ describe('large PUT bodies written while they stream in', () => {
   it('without staging (the default with a factory other than the global indexedDB), the same PUT is one chunk', async () => {
     const { store, handle } = await service({ staging: false });
     expect(store.stageBody).toBeUndefined();
-    const bytes = pattern(2 * MiB, 9);
+    const bytes = pattern(12 * MiB, 9);
     expect((await handle(streamedPut(`${U}/one.bin`, bytes, { pauseMs: 1 }))).status).toBe(200);
     const c = await contents(store);
     expect(c.objects.map((o) => o.chunks.length)).toEqual([1]);

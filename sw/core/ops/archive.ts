@@ -15,7 +15,7 @@ import {
 } from '../archive.ts';
 import { createMd5 } from '../../../protocol/md5.ts';
 import { VERSION } from '../../../protocol/version.ts';
-import type { BucketRecord, BucketRef, ObjectRecord, Store } from '../../store/types.ts';
+import { asBlob, type BucketRecord, type BucketRef, type ObjectRecord, type Store } from '../../store/types.ts';
 import type { Context } from '../context.ts';
 
 function requireRoot(ctx: Context) {
@@ -76,7 +76,8 @@ async function describe(ctx: Context, snapshot: boolean): Promise<{ manifest: Ma
         const found = await ctx.store.getObject(bucket, object.key, listed.current ? undefined : object.versionId);
         if (found === 'noSuchBucket') return fail('NoSuchBucket', `The bucket "${bucket.name}" was deleted during the export.`);
         if (!found) continue;
-        ({ object, body } = found);
+        object = found.object;
+        body = asBlob(found.body);
       }
       const { chunks: _chunks, bucket: _bucket, key, ...record } = object;
       const o = { bucket: bucket.name, key, current: listed.current, ...record };
@@ -206,7 +207,7 @@ export async function exportArchive(ctx: Context): Promise<Response> {
         if (found === 'noSuchBucket' || !found || found.object.etag !== o.etag || found.object.lastModified !== o.lastModified) {
           throw new Error(`"${o.key}" in ${o.bucket} changed during the export; export again.`);
         }
-        return found.body;
+        return asBlob(found.body);
       },
     })),
   ];

@@ -78,7 +78,7 @@ export async function uploadPart(ctx: Context): Promise<Response> {
   const stored = await ctx.store.uploadPart(
     bucket,
     { uploadId: upload.uploadId, partNumber, etag: body.md5, size: body.size, lastModified: ctx.now() },
-    body.blob,
+    body.body,
   );
   if (stored === 'noSuchUpload') fail('NoSuchUpload');
   written(stored);

@@ -9,7 +9,7 @@ import {
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
 import { isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
+import { STANDARD_HEADERS, asBlob, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
 import type { Context } from '../context.ts';
 
 const META_PREFIX = 'x-svc-meta-';
@@ -244,7 +244,7 @@ export async function copyObject(ctx: Context): Promise<Response> {
   const found = inBucket(await ctx.store.getObject(from, source.key)) ?? fail('NoSuchKey');
   const { object, body } = found;
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
-  const etag = isMultipart(object) ? await md5OfBlob(body) : object.etag;
+  const etag = isMultipart(object) ? await md5OfBlob(asBlob(body)) : object.etag;
   const made = written(await ctx.store.putObject(destination, {
     key: ctx.key,
     size: object.size,
