@@ -77,10 +77,10 @@ async function main(): Promise<number> {
       putget = await figure(2, 'PUT/GET vs floor worker, raw IndexedDB (and s3rver: figure 3)', () => putGetFigures(ctx()), (r) => [...r.rows2, ...r.rows3]);
     }
     let big: { bigKey: string; bigSize: number } | undefined;
-    if (wants(4)) big = await figure(4, 'multipart: Complete, concurrent parts, List Parts', () => multipartFigure(ctx()), (r) => r.rows);
+    if (wants(4)) big = await figure(4, 'multipart: Complete, concurrent parts, small parts vs PUT, List Parts', () => multipartFigure(ctx()), (r) => r.rows);
     if (wants(5) && big) await figure(5, 'Move and Range', () => moveRangeFigure(ctx(), big.bigKey, big.bigSize), (r) => r);
     if (wants(6)) await figure(6, '1,000 small objects vs s3rver', () => smallObjectsFigure(ctx()), (r) => r);
-    if (wants(7) && big) await figure(7, "worker heap while streaming a 256 MiB GET", () => memoryFigure(ctx(), big.bigKey, big.bigSize), (r) => r);
+    if (wants(7) && big) await figure(7, "worker heap during a 256 MiB GET and a 100 MiB PUT", () => memoryFigure(ctx(), big.bigKey, big.bigSize), (r) => r);
     if (wants(8)) await figure(8, 'the Node server: --data (LMDB) vs in memory vs s3rver, over HTTP', () => serverFigure(log), (r) => r);
     if (wants(9)) await figure(9, 'archives: export and import through the worker', () => archiveFigure(ctx()), (r) => r);
 

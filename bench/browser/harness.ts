@@ -262,6 +262,20 @@ const bench = {
     return { uploadId, etags, ms: performance.now() - t0 };
   },
 
+  /**
+   * Initiates an upload (not timed), then sends the blob whole as each of parts 1..count,
+   * `concurrency` at a time (the Upload Part twin of `put` with n and concurrency); ms for the parts.
+   */
+  async uploadPartsOf(bucket: string, key: string, blobId: string, count: number, concurrency: number): Promise<{ uploadId: string; ms: number }> {
+    const body = blob(blobId);
+    const uploadId = await client().createMultipartUpload(bucket, key);
+    const t0 = performance.now();
+    await pool(count, concurrency, async (i) => {
+      await client().uploadPart(bucket, key, uploadId, i + 1, body, { checksum: false });
+    });
+    return { uploadId, ms: performance.now() - t0 };
+  },
+
   /** Many tiny parts (one blob for each), for listing. */
   async uploadTinyParts(bucket: string, key: string, count: number, concurrency: number): Promise<string> {
     const uploadId = await client().createMultipartUpload(bucket, key);

@@ -1,9 +1,10 @@
 // Figure 4: multipart. Complete composes the stored parts' Blobs without copying, so completing a
 // 256 MiB upload (32 parts) should cost about what completing a 1 MiB one does. Also: 8 parts of
-// 8 MiB sent concurrently vs one after another, and List Parts over 10,000 parts.
+// 8 MiB sent concurrently vs one after another, Upload Part of 1 KiB parts against PUT of 1 KiB
+// objects (8 in flight each), and List Parts over 10,000 parts.
 import { execFileSync } from 'node:child_process';
 import { call } from '../lib/env.ts';
-import { MiB, interleave, median, pairs, spread } from '../lib/stats.ts';
+import { KiB, MiB, interleave, median, pairs, spread } from '../lib/stats.ts';
 import { row, type Row } from '../lib/report.ts';
 import type { Ctx } from '../lib/context.ts';
 
@@ -74,6 +75,31 @@ export async function multipartFigure({ env, log, bucket }: Ctx): Promise<Multip
     `time to send all parts; ms concurrent ${spread(parts.concurrent)}, sequential ${spread(parts.sequential)}`,
     pairs(parts.concurrent, parts.sequential)));
   log(`  8 × 8 MiB parts: concurrent ${median(parts.concurrent).toFixed(0)} ms, sequential ${median(parts.sequential).toFixed(0)} ms`);
+
+  // ---- Small parts: 200 Upload Parts of 1 KiB into one upload vs 200 PUTs of 1 KiB to distinct
+  // keys, 8 in flight each, in interleaved rounds after a warm-up round. Each round's clean-up
+  // (abort the upload, delete the keys) is not timed.
+  const SMALL_N = 200;
+  await call(sw, 'makeBlob', 'mp-1k', KiB, 0x1001);
+  const small = await interleave(['part', 'put'] as const, 9, async (side, rep) => {
+    if (side === 'part') {
+      const key = `mp-1k-part-${rep}`;
+      const up = await call<{ uploadId: string; ms: number }>(sw, 'uploadPartsOf', bucket, key, 'mp-1k', SMALL_N, 8);
+      await call(sw, 'abort', bucket, key, up.uploadId);
+      return up.ms;
+    }
+    const prefix = `mp-1k-put-${rep}-`;
+    const ms = await call<number>(sw, 'put', 'sw', bucket, prefix, 'mp-1k', SMALL_N, 8);
+    await call(sw, 'removeKeys', bucket, Array.from({ length: SMALL_N }, (_, i) => `${prefix}${i}`));
+    return ms;
+  }, { budgetMs: 30_000 });
+  await call(sw, 'dropBlob', 'mp-1k');
+  const opsPerS = (xs: number[]) => SMALL_N / (median(xs) / 1000);
+  rows.push(row(4, 'Upload Part 1 KiB (8 in flight) vs PUT 1 KiB (8 in flight)', opsPerS(small.part), opsPerS(small.put), 'ops/s',
+    { op: '>=', value: 0.9 },
+    `${SMALL_N} ops per sample (parts into one upload; PUTs to distinct keys); ms Upload Part ${spread(small.part, 0)}, PUT ${spread(small.put, 0)}`,
+    pairs(small.put, small.part)));
+  log(`  ${SMALL_N} × 1 KiB, 8 in flight: Upload Part ${opsPerS(small.part).toFixed(0)} ops/s, PUT ${opsPerS(small.put).toFixed(0)} ops/s`);
 
   // ---- List Parts over 10,000 parts (10 pages of 1,000), against 10 × the first page alone:
   // a ratio near 1 means a page deep in the list (by part-number marker) costs what the first does.

@@ -15,6 +15,8 @@ import { CHROMIUM_FLAGS, findChromium } from '../../test/browser/support/chromiu
 import { startStaticServer, type StaticServer } from '../../test/browser/support/static-server.ts';
 
 const BENCH = fileURLToPath(new URL('..', import.meta.url));
+/** How long after launching Chromium the figures may start (see startEnv). */
+const SETTLE_MS = 8000;
 
 /** Bundles one of bench/browser/*.ts into a classic script. */
 async function bundle(entry: string): Promise<string> {
@@ -96,6 +98,7 @@ export async function startEnv(log: (line: string) => void): Promise<Env> {
 
   // A persistent profile on disk: IndexedDB writes reach the disk as they do for a user (a fresh
   // incognito-like context would keep IndexedDB in memory and flatter every figure).
+  const launched = Date.now();
   const context = await chromium.launchPersistentContext(join(tmp, 'profile'), {
     executablePath: findChromium(),
     args: CHROMIUM_FLAGS,
@@ -117,6 +120,11 @@ export async function startEnv(log: (line: string) => void): Promise<Env> {
   const store = await open(storage.url + '/storage-floor/index.html', 'window.floorReady && navigator.serviceWorker.controller !== null');
   const raw = await open(bench.url + '/raw.html', 'document.readyState === "complete"');
   await raw.evaluate((u) => (window as unknown as { __bench: { setS3Base(u: string): void } }).__bench.setS3Base(u), `${s3.url}`);
+  // Large Blobs sent to the worker in Chromium's first seconds fail (seen with Chromium 156: Upload
+  // Parts of a 256 MiB Blob's 8 MiB slices answered 400 "could not be read to its end" and 500
+  // "Failed to write blobs (InvalidBlob)" from IndexedDB, and the same calls 5 s later succeed), so
+  // a run whose first figure is 4 (`--only 4`, `--only 7`) would stop. Let the browser settle.
+  await new Promise((r) => setTimeout(r, Math.max(0, SETTLE_MS - (Date.now() - launched))));
 
   return {
     context,
