@@ -480,21 +480,19 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   }
 
   /**
-   * A read within one bucket: one readonly transaction over `names` and the bucket record, which
-   * goes on only when the record still is the bucket the request was authorised for.
+   * A read within one bucket: one readonly transaction over `names` and the bucket record, whose
+   * answer counts only when the record still is the bucket the request was authorised for. The
+   * body's reads go out together with the bucket's rather than after it (a GET of 1 KiB is three
+   * reads); what they found in a bucket that turns out to be another one is dropped.
    */
-  async function bucketRead<T>(
-    ref: BucketRef,
-    names: Names[],
-    body: (tx: ReadTx, bucket: BucketRecord) => Promise<T>,
-  ): Promise<T | 'noSuchBucket'> {
+  async function bucketRead<T>(ref: BucketRef, names: Names[], body: (tx: ReadTx) => Promise<T>): Promise<T | 'noSuchBucket'> {
     const tx = (await db()).transaction(['buckets', ...names], 'readonly');
-    const bucket = await sameBucket(tx, ref);
-    return bucket ? body(tx, bucket) : 'noSuchBucket';
+    const [bucket, result] = await Promise.all([sameBucket(tx, ref), body(tx)]);
+    return bucket ? result : 'noSuchBucket';
   }
 
-  /** The upload, when it is in progress in `bucket` (the same name and identity). */
-  async function uploadIn(tx: Tx | ReadTx, bucket: BucketRecord, uploadId: string): Promise<UploadRecord | undefined> {
+  /** The upload, when it is in progress in the bucket `ref` names (the same name and identity). */
+  async function uploadIn(tx: Tx | ReadTx, bucket: BucketRef, uploadId: string): Promise<UploadRecord | undefined> {
     const upload = await tx.objectStore('uploads').get(uploadId);
     return upload && upload.bucket === bucket.name && upload.bucketId === bucket.id ? upload : undefined;
   }
@@ -607,7 +605,8 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     getBucket,
 
     async readBucket(ref: BucketRef) {
-      return bucketRead(ref, [], async (_tx, bucket) => bucket);
+      const tx = (await db()).transaction(['buckets'], 'readonly');
+      return (await sameBucket(tx, ref)) ?? 'noSuchBucket';
     },
 
     async listBuckets(owner: string) {
@@ -965,8 +964,8 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     listParts(ref: BucketRef, uploadId: string, marker: number, max: number) {
-      return bucketRead(ref, ['uploads', 'parts'], async (tx, bucket) => {
-        if (!(await uploadIn(tx, bucket, uploadId))) return 'noSuchUpload' as const;
+      return bucketRead(ref, ['uploads', 'parts'], async (tx) => {
+        if (!(await uploadIn(tx, ref, uploadId))) return 'noSuchUpload' as const;
         const parts = await tx.objectStore('parts').getAll(partRange(uploadId, marker), max + 1);
         return { parts: parts.slice(0, max), truncated: parts.length > max };
       });
