@@ -401,7 +401,48 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   };
   await sweepStaged(await db());
 
-  async function write<T>(names: Names[], body: (tx: Tx) => Promise<T>, durability: IDBTransactionDurability = 'strict'): Promise<T> {
+  // Group commit. Strict writes that arrive while one is committing wait for it, then run together,
+  // one after another, in one transaction: one flush for all of them instead of one each (with four
+  // PUTs in flight, IndexedDB would otherwise run four transactions in turn, each waiting for its
+  // own flush). A write's refusals (quota, a replaced bucket) are answers, not failures, so they
+  // commit with the rest; when the shared transaction fails instead, each write runs again alone,
+  // so a failure is only ever its own.
+  type Waiting = { names: Names[]; body: (tx: Tx) => Promise<unknown>; settle: (run: () => Promise<unknown>) => void };
+  let committing = false;
+  let waiting: Waiting[] = [];
+
+  function write<T>(names: Names[], body: (tx: Tx) => Promise<T>, durability: IDBTransactionDurability = 'strict'): Promise<T> {
+    if (durability !== 'strict') return writeAlone(names, body, durability);
+    return new Promise<T>((resolve, reject) => {
+      waiting.push({ names, body, settle: (run) => run().then((v) => resolve(v as T), reject) });
+      if (!committing) void commitWaiting();
+    });
+  }
+
+  async function commitWaiting(): Promise<void> {
+    committing = true;
+    while (waiting.length > 0) {
+      const group = waiting;
+      waiting = [];
+      if (group.length === 1) {
+        const only = group[0]!;
+        await new Promise<void>((done) => only.settle(() => writeAlone(only.names, only.body).finally(done)));
+        continue;
+      }
+      const results: unknown[] = [];
+      try {
+        await writeAlone([...new Set(group.flatMap((w) => w.names))], async (tx) => {
+          for (const w of group) results.push(await w.body(tx));
+        });
+        group.forEach((w, i) => w.settle(async () => results[i]));
+      } catch {
+        for (const w of group) await new Promise<void>((done) => w.settle(() => writeAlone(w.names, w.body).finally(done)));
+      }
+    }
+    committing = false;
+  }
+
+  async function writeAlone<T>(names: Names[], body: (tx: Tx) => Promise<T>, durability: IDBTransactionDurability = 'strict'): Promise<T> {
     const tx = (await db()).transaction(names, 'readwrite', { durability });
     tx.done.catch(() => {}); // its failure is reported through body() or the await below
     try {
@@ -429,7 +470,8 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return await write(names, body);
     } catch (e) {
       if (!(e instanceof StoreQuotaError)) throw e;
-      return write(names, (tx) => {
+      // Alone: every write in a transaction marked `forgetting` would forget.
+      return writeAlone(names, (tx) => {
         forgetting.add(tx);
         return body(tx);
       });
