@@ -550,7 +550,14 @@ describe('multipart methods', () => {
       await pool(N, 16, (i) => client.uploadPart('cl-many', 'parts.bin', uploadId, i + 1, new Blob([String(i)]), { checksum: false }));
       // Uploads of one key, so the second page starts inside that key (key-marker + upload-id-marker).
       await pool(N - 1, 16, () => client.createMultipartUpload('cl-many', 'same.bin'));
-      const before = Math.max(0, ...(await log()).map((e) => e.seq));
+      // The log is written in batches after the answers: wait until it holds the setup's last entry.
+      let before = -1;
+      for (let i = 0; i < 100; i++) {
+        const seq = Math.max(0, ...(await log()).map((e) => e.seq));
+        if (seq === before) break;
+        before = seq;
+        await new Promise((r) => setTimeout(r, 100));
+      }
       const parts: number[] = [];
       for await (const p of client.listAllParts('cl-many', 'parts.bin', uploadId)) parts.push(p.partNumber);
       const uploads: string[] = [];
