@@ -367,10 +367,16 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   const accountCache = new Map<string, Account | undefined>();
   const bucketCache = new Map<string, BucketRecord | undefined>();
   let generation = 0;
+  // Uploads in progress, by id, as Upload Part and Complete look them up before reading a body. A
+  // record never changes while the upload exists, and the write re-checks it in its transaction
+  // (uploadIn), so an entry that outlived its upload (ended by another runtime) answers nothing
+  // wrong; this runtime's Complete and Abort drop theirs.
+  const uploadCache = new Map<string, UploadRecord>();
   const dropCaches = () => {
     generation++;
     accountCache.clear();
     bucketCache.clear();
+    uploadCache.clear();
   };
   async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>): Promise<T> {
     if (cache.has(key)) return cache.get(key) as T;
@@ -935,7 +941,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     async getUpload(uploadId: string) {
-      return (await db()).get('uploads', uploadId);
+      const cached = uploadCache.get(uploadId);
+      if (cached) return cached;
+      const at = generation;
+      const upload = await (await db()).get('uploads', uploadId);
+      if (upload && at === generation) {
+        if (uploadCache.size >= 1000) uploadCache.clear();
+        uploadCache.set(uploadId, upload);
+      }
+      return upload;
     },
 
     async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Bytes) {
@@ -962,6 +976,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId'>,
       minPartBytes: number,
     ): Promise<ObjectRecord | CompleteRefusal> {
+      uploadCache.delete(uploadId);
       const done = await bucketWrite(ref, ['uploads', 'parts', 'objects', 'versions', 'bodies'], async (tx, bucket): Promise<ObjectRecord | CompleteRefusal> => {
         // While the upload exists its bucket cannot be deleted (deleteBucket refuses), so the
         // upload's parts all belong to this very bucket.
@@ -990,19 +1005,25 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         await tx.objectStore('uploads').delete(uploadId);
         return made;
       });
+      uploadCache.delete(uploadId);
       return done === 'noSuchBucket' ? { refused: 'noSuchBucket' } : done;
     },
 
-    abortMultipartUpload(ref: BucketRef, uploadId: string) {
-      return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
-        if (!(await uploadIn(tx, bucket, uploadId))) return 'noSuchUpload' as const;
-        const parts = await tx.objectStore('parts').getAll(partRange(uploadId));
-        await charge(tx, bucket, -parts.reduce((n, p) => n + p.size, 0));
-        for (const part of parts) await tx.objectStore('bodies').delete(part.bodyId);
-        await tx.objectStore('parts').delete(partRange(uploadId));
-        await tx.objectStore('uploads').delete(uploadId);
-        return 'ok' as const;
-      }, freeingWrite);
+    async abortMultipartUpload(ref: BucketRef, uploadId: string) {
+      uploadCache.delete(uploadId);
+      try {
+        return await bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
+          if (!(await uploadIn(tx, bucket, uploadId))) return 'noSuchUpload' as const;
+          const parts = await tx.objectStore('parts').getAll(partRange(uploadId));
+          await charge(tx, bucket, -parts.reduce((n, p) => n + p.size, 0));
+          for (const part of parts) await tx.objectStore('bodies').delete(part.bodyId);
+          await tx.objectStore('parts').delete(partRange(uploadId));
+          await tx.objectStore('uploads').delete(uploadId);
+          return 'ok' as const;
+        }, freeingWrite);
+      } finally {
+        uploadCache.delete(uploadId);
+      }
     },
 
     listParts(ref: BucketRef, uploadId: string, marker: number, max: number) {

@@ -1398,3 +1398,49 @@ describe.each(STORE_KINDS)('%s store', (storeKind) => {
     });
   });
 });
+
+// The IndexedDB store remembers uploads in progress (sw/store/idb.ts, uploadCache): an upload that
+// ended must be gone for every later request, whether this runtime ended it or another one did.
+describe('an ended upload stays ended (IndexedDB store)', () => {
+  async function twoRuntimes() {
+    const { IDBFactory } = await import('fake-indexeddb');
+    const { openIdbStore } = await import('../../sw/store/idb.ts');
+    const { createHandler } = await import('../../sw/core/handler.ts');
+    const factory = new IDBFactory();
+    const open = async () => createHandler({ store: await openIdbStore({ indexedDB: factory, name: 'ended' }) });
+    return { a: await open(), b: await open() };
+  }
+  const initiate = async (handle: (r: Request) => Promise<Response>) => {
+    expect((await send(handle, 'PUT', `${B}/`)).status).toBe(200);
+    const r = await send(handle, 'POST', `${objUrl('k')}?uploads`);
+    return tag(r.text, 'UploadId')!;
+  };
+
+  for (const end of ['Complete', 'Abort'] as const) {
+    it(`after ${end} in this runtime, Upload Part and List Parts answer 404 NoSuchUpload`, async () => {
+      const { a } = await twoRuntimes();
+      const id = await initiate(a);
+      const part = await send(a, 'PUT', partUrl('k', id, 1), { body: 'one' });
+      expect(part.status).toBe(200);
+      const ended = end === 'Complete'
+        ? await send(a, 'POST', uploadUrl('k', id), { body: `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${part.headers.get('etag')}</ETag></Part></CompleteMultipartUpload>` })
+        : await send(a, 'DELETE', uploadUrl('k', id));
+      expect([200, 204]).toContain(ended.status);
+      for (const r of [await send(a, 'PUT', partUrl('k', id, 2), { body: 'two' }), await send(a, 'GET', uploadUrl('k', id))]) {
+        expect(r.status, r.text).toBe(404);
+        expect(errorCode(r.text)).toBe('NoSuchUpload');
+      }
+    });
+  }
+
+  it('ended by another runtime on the same database: this one answers 404 NoSuchUpload and stores nothing', async () => {
+    const { a, b } = await twoRuntimes();
+    const id = await initiate(a);
+    expect((await send(a, 'PUT', partUrl('k', id, 1), { body: 'one' })).status).toBe(200); // a now remembers the upload
+    expect((await send(b, 'DELETE', uploadUrl('k', id))).status).toBe(204);
+    const r = await send(a, 'PUT', partUrl('k', id, 2), { body: 'two' });
+    expect(r.status, r.text).toBe(404);
+    expect(errorCode(r.text)).toBe('NoSuchUpload');
+    expect((await send(a, 'GET', `${B}/?uploads`)).text).not.toContain('<Upload>');
+  });
+});
