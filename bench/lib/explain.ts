@@ -79,8 +79,7 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
   if (gets.length) {
     gets.forEach((r) => done.add(r));
     const out = [`### GET`, '', ...gets.map((r) => `- ${line(r)}`), ''];
-    for (const r of gets) {
-      const size = sizeOf(r.name)!;
+    for (const size of [...new Set(gets.map((r) => sizeOf(r.name)!))]) {
       const t = diag?.shapes[`GET ${sizeName(size)}`];
       const m = putget?.medians[size];
       if (!t || !m) continue;
