@@ -2,8 +2,9 @@
 // twice, and reading stops as soon as a limit is passed: the size limit, and for data the room the
 // bucket owner's quota leaves (a declared Content-Length over it is refused before any byte is read).
 // What has been read is moved into Blobs as it comes (Gathered), so the worker holds about 8 MiB of
-// a body of any size (holding the chunks until the end, its heap grew by the body's size). Given a stage (Store.stageBody), a body past 8 MiB is also written while
-// it streams in: one chunk write runs while the next bytes are read and hashed.
+// a body of any size (holding the chunks until the end, its heap grew by the body's size). Given a
+// stage (Store.stageBody), a body past 8 MiB is also written while it streams in: one chunk write
+// runs while the next bytes are read and hashed.
 import { SvcError, type ErrorCode } from './errors.ts';
 import { createMd5 } from '../../protocol/md5.ts';
 import type { BodyStage, Bytes, StagedBody } from '../store/types.ts';
@@ -24,7 +25,7 @@ const STAGE_MAX_PENDING_BYTES = 16 * 1024 * 1024;
 /**
  * What has been read is moved into a Blob every this many bytes: in a browser a Blob's bytes live
  * outside the worker's heap, so the heap holds about this much of a body however large it is (and
- * the garbage of the chunks read since the last collection: +42 MiB at the peak over a 100 MiB PUT,
+ * the garbage of the chunks read since the last collection: about +45 MiB at the peak over a 100 MiB PUT,
  * bench figure 7). Folding every 1 MiB peaked at +33 MiB, but the 1 GiB of PUTs in
  * test/browser/archive.test.ts then failed most times within Chromium's first seconds (a body "could
  * not be read to its end"): many small Blobs weigh more on the browser's Blob memory than a few.

@@ -576,9 +576,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   }
 
   /**
-   * The chunks a write stores: a Blob's one chunk, or a staged body's chunks and its rest. `take`
-   * runs in the write's transaction once it is sure to commit: it deletes the staged records (a
-   * missing one means the body was swept, so the write must not commit).
+   * The chunks a write stores: a body's one chunk, or a staged body's chunks and its rest. `store`
+   * runs in the write's transaction once it is sure to commit: it adds the last chunk and deletes
+   * the staged records (a missing one means the body was swept, so the write must not commit).
    */
   async function chunksOf(body: Bytes | StagedBody) {
     const isStaged = 'stage' in body;
