@@ -212,7 +212,14 @@ describe('a full disk: IndexedDB refuses the write', () => {
     expect(await usedBytes(page)).toBe(small);
     if (first.status === 403) expect((await complete()).status).toBe(200);
     await expectParts(page, 'multi', [{ seed: 7, size: small }]);
-    const again = await send(page, 'PUT', 'after', { seed: 5, size: big });
+    // Chromium deletes a freed body's file, and stops counting its bytes, a moment after the commit
+    // (seen once in a loaded CI run): until then a write that needs that room may still be refused,
+    // cleanly (403 QuotaExceeded, nothing changed: the usage and orphan checks below hold).
+    let again = await send(page, 'PUT', 'after', { seed: 5, size: big });
+    for (let i = 0; i < 40 && again.status === 403 && again.code === 'QuotaExceeded'; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      again = await send(page, 'PUT', 'after', { seed: 5, size: big });
+    }
     expect(again.status, again.text).toBe(200);
     await expectWhole(page, 'after', 5, big);
     expect(await usedBytes(page)).toBe(small + big);
