@@ -1,7 +1,8 @@
 // The Store over IndexedDB, through idb. Bytes live as Blobs in `bodies`, one record per chunk,
 // apart from the small metadata records, so listing and moving never touch bytes (docs/browser.md,
-// "Blob bodies" and "Transactions"). Every write is one readwrite transaction with strict durability, and nothing but
-// IndexedDB requests is awaited inside it.
+// "Blob bodies" and "Transactions"). Every write is one step of a readwrite transaction with strict
+// durability (writes that arrive together share one: write()), and nothing but IndexedDB requests
+// is awaited inside it.
 //
 // Invariants the tests count:
 // - every body record belongs to exactly one current object, historical version or uploaded part;
