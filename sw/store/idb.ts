@@ -806,14 +806,25 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const keys = entries.map((e) => e.key);
         if (entries.every((e) => e.versionId === undefined) && new Set(keys).size === keys.length) {
           // The common case, distinct keys and no versions: every request at once rather than one
-          // awaited after the other (1000 keys is 3000 requests in this transaction).
+          // awaited after the other. Each request is a round trip to the browser's IndexedDB
+          // backend, so the records come from one read of the keys' span when that span holds
+          // few others (a "folder" being deleted), and when it holds no others they go in one
+          // range delete: 1,000 keys are then about 1,000 requests (their bodies) instead of 3,000.
           const objects = tx.objectStore('objects');
-          const found = (await Promise.all(keys.map((key) => objects.get([bucket, key])))).filter((o) => o !== undefined);
+          const sorted = [...keys].sort(); // code-unit order, as IndexedDB compares strings
+          const span = IDBKeyRange.bound([bucket, sorted[0]!], [bucket, sorted[sorted.length - 1]!]);
+          const limit = 2 * keys.length;
+          const inSpan = await objects.getAll(span, limit);
+          const wanted = new Set(keys);
+          const found = inSpan.length < limit
+            ? inSpan.filter((o) => wanted.has(o.key))
+            : (await Promise.all(keys.map((key) => objects.get([bucket, key])))).filter((o) => o !== undefined);
+          const spanIsFound = inSpan.length < limit && found.length === inSpan.length;
           await charge(tx, b, -found.reduce((n, o) => n + o.size, 0));
-          await Promise.all(found.flatMap((o) => [
-            objects.delete([bucket, o.key]),
-            ...o.chunks.map((c) => tx.objectStore('bodies').delete(c.id)),
-          ]));
+          await Promise.all([
+            ...(spanIsFound ? [objects.delete(span)] : found.map((o) => objects.delete([bucket, o.key]))),
+            ...found.flatMap((o) => o.chunks.map((c) => tx.objectStore('bodies').delete(c.id))),
+          ]);
           return entries.map((): DeleteOutcome => 'deleted');
         }
         const outcomes: DeleteOutcome[] = [];

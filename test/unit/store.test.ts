@@ -193,3 +193,30 @@ describe.each(STORE_KINDS)('%s store', (kind: StoreKind) => {
     });
   });
 });
+
+// Delete Multiple reads the keys' span at once and range-deletes it when it holds only requested
+// keys (sw/store/idb.ts deleteObjects): the keys around and between must never go with them.
+describe.each(STORE_KINDS)('Delete Multiple leaves every key it was not given (%s store)', (kind: StoreKind) => {
+  const deleteXml = (keys: string[]) => `<Delete><Quiet>true</Quiet>${keys.map((k) => `<Object><Key>${k}</Key></Object>`).join('')}</Delete>`;
+  const listed = async (handle: (r: Request) => Promise<Response>) =>
+    [...(await send(handle, 'GET', `${B}/?max-keys=1000`)).text.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]);
+
+  const shapes: [string, string[], string[]][] = [
+    // [what, stored keys, keys deleted]
+    ['a whole folder, with keys before and after it', ['a', 'f/1', 'f/2', 'f/3', 'g'], ['f/1', 'f/2', 'f/3']],
+    ['every other key of a span', ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'], ['k0', 'k2', 'k4']],
+    ['two keys far apart, many between', ['a', ...Array.from({ length: 20 }, (_, i) => `m${String(i).padStart(2, '0')}`), 'z'], ['z', 'a']],
+    ['keys that do not exist among ones that do', ['p1', 'p3'], ['p0', 'p1', 'p2', 'p3', 'p4']],
+  ];
+  for (const [what, stored, deleted] of shapes) {
+    it(what, async () => {
+      const { handle, store } = await newService({ kind });
+      expect((await send(handle, 'PUT', `${B}/`)).status).toBe(200);
+      for (const k of stored) expect((await send(handle, 'PUT', `${B}/${k}`, { body: `body of ${k}` })).status).toBe(200);
+      const r = await send(handle, 'POST', `${B}/?delete`, { body: deleteXml(deleted) });
+      expect(r.status, r.text).toBe(200);
+      expect(await listed(handle)).toEqual(stored.filter((k) => !deleted.includes(k)));
+      expect(integrity(await contents(store))).toEqual(SOUND);
+    });
+  }
+});
