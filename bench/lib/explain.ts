@@ -109,7 +109,7 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
     } else if (r.figure === 6 && r.name.startsWith('PUT')) {
       misses.push(`### ${r.name}\n\n- ${line(r)}\n\nFour PUTs in flight share IndexedDB's one writer: readwrite transactions over the same stores run in turn. The writes that arrive while one commits run together in the next transaction, sharing its flush (group commit, sw/store/idb.ts \`write()\`), but each still waits for a strict flush before it is answered, while s3rver writes four files at once without fsync.\n`);
     } else if (r.figure === 6 && r.name.startsWith('Delete')) {
-      misses.push(`### ${r.name}\n\n- ${line(r)}\n\nOne transaction for the whole batch, as the issue asks, with every request sent at once; the traces below count them: per key, a read of the record, its delete and its body's delete, each a request to the browser's IndexedDB backend (about 0.05 ms each), where s3rver unlinks files without fsync. Fewer requests would need bodies whose ids sort with their keys (so a range delete could take a batch's bodies at once) or bodies inside the object records; neither is built.\n`);
+      misses.push(`### ${r.name}\n\n- ${line(r)}\n\nOne transaction for the whole batch, as the issue asks, with every request sent at once. The records come from one read of the keys' span and go in one range delete when the span holds nothing else (a folder), so what is left is one request per key, for its body (each a request to the browser's IndexedDB backend), where s3rver unlinks files without fsync. Deleting the bodies by range too would need body ids that sort with their keys; a moved object keeps its body, whose id would then sort with the old key, so a range could take a body it must not: not built.\n`);
     } else if (r.figure === 1) {
       misses.push(`### MD5\n\n- ${line(r)}\n\nThe engine is hash-wasm (WebAssembly, one thread); OpenSSL uses hand-written assembly. WebCrypto has no MD5, so there is no native engine a service worker can call; what is left is a faster WebAssembly MD5 (SIMD does not help MD5, whose rounds are serial) or larger updates (the 4 MiB row).\n`);
     } else {
@@ -122,7 +122,7 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
     const commitMostly = d.commitMs > d.requestsMs;
     observations.push(`- Figure 6, Delete Multiple of 1,000 objects, traced in the worker: answer at ${f1(d.response)} ms; ${d.requests} IndexedDB requests in one transaction (${d.breakdown}) answered by ${f1(d.requestsMs)} ms, then ${f1(d.commitMs)} ms until the transaction committed. ${commitMostly
       ? 'Most of it is the commit of a strict transaction that deletes 1,000 records holding Blobs.'
-      : 'Most of it is the requests: three per key (read the record, delete it, delete its body).'}`);
+      : 'Most of it is the requests.'}`);
   }
   return { misses, observations };
 }
