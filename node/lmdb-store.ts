@@ -28,11 +28,12 @@ import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { StoreQuotaError } from '../sw/store/errors.ts';
 import type {
-  Account, Acl, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
+  Account, Acl, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, StagedBody, Store, Bytes,
-  UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
+  UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from '../sw/store/types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../sw/store/types.ts';
+import { ObjectsPage, VersionsPage } from '../sw/store/listing.ts';
 
 
 /** The layout below; a directory written by a later layout is refused rather than misread. */
@@ -696,68 +697,41 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
 
     listObjects(ref: BucketRef, o: ListObjectsOptions) {
       return bucketRead(ref, (bucket, r): ListObjectsResult => {
-        const entries: ListEntry[] = [];
-        let truncated = false;
-        // Start after the marker or at the prefix, whichever is later.
-        const afterMarker = o.marker >= o.prefix;
-        let from = tupleKey([bucket.name, afterMarker ? o.marker : o.prefix]);
-        let exclusive = afterMarker;
+        const page = new ObjectsPage(o);
+        let from = tupleKey([bucket.name, page.from]);
+        let exclusive = page.exclusive;
         const end = after(tupleKey([bucket.name]));
-        let lastPrefix: string | undefined;
         listing: for (;;) {
           let skipTo: Buffer | undefined;
           for (const { value: object } of range(objects, from, end, { ...r, exclusive })) {
-            const key = object.key;
-            if (afterMarker && key <= o.marker) continue; // only when the marker was too long to seek to
-            if (!key.startsWith(o.prefix)) break listing; // sorted: past every key with the prefix
-            const cut = o.delimiter ? key.indexOf(o.delimiter, o.prefix.length) : -1;
-            if (cut >= 0) {
-              const common = key.slice(0, cut + o.delimiter.length);
-              // A common prefix at or before the marker was listed on an earlier page.
-              if (common !== lastPrefix && common > o.marker) {
-                if (entries.length === o.maxKeys) {
-                  truncated = true;
-                  break listing;
-                }
-                entries.push({ kind: 'prefix', prefix: common });
-              }
-              lastPrefix = common;
-              // Skip the rest of the group with a new cursor past it, when such a key fits.
-              const past = after(tupleKey([bucket.name, common], true));
-              if (past.length <= MAX_KEY_BYTES) {
-                skipTo = past;
-                break;
-              }
-              continue;
+            const step = page.add(object);
+            if (step === 'done') break listing;
+            if (!step) continue;
+            // Skip the rest of the group with a new cursor past it, when such a key fits.
+            const past = after(tupleKey([bucket.name, step.skipGroup], true));
+            if (past.length <= MAX_KEY_BYTES) {
+              skipTo = past;
+              break;
             }
-            if (entries.length === o.maxKeys) {
-              truncated = true;
-              break listing;
-            }
-            entries.push({ kind: 'object', object });
           }
           if (!skipTo) break;
           from = skipTo;
           exclusive = false;
         }
-        return { entries, truncated };
+        return page.result();
       });
     },
 
     listObjectVersions(ref: BucketRef, o: ListObjectVersionsOptions) {
       return bucketRead(ref, (bucket, r) => {
-        // Keys come from two tables (a key may have history and no current object): walk both in
-        // key order, and for each key list the current object, then its history newest first.
-        const start = o.marker >= o.prefix ? o.marker : o.prefix;
-        const skipStart = o.marker >= o.prefix && o.marker !== '' && o.versionIdMarker === '';
+        const page = new VersionsPage(o);
+        const { start, skipStart } = page;
         const end = after(tupleKey([bucket.name]));
         const startKey = tupleKey([bucket.name, start]);
         const objectIt = range(objects, startKey, end, { ...r, exclusive: skipStart })[Symbol.iterator]();
         const historyIt = range(versions, skipStart ? after(startKey) : startKey, end, r)[Symbol.iterator]();
         let current = objectIt.next();
         let history = historyIt.next();
-        const versionsOut: VersionEntry[] = [];
-        let truncated = false;
         try {
           for (;;) {
             // Past the start only (a cut-short bound may begin earlier).
@@ -767,10 +741,10 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
               .filter((k): k is string => k !== undefined);
             if (candidates.length === 0) break;
             const key = candidates.reduce((a, b) => (b < a ? b : a));
-            if (!key.startsWith(o.prefix)) break;
-            let forKey: VersionEntry[] = [];
+            if (page.past(key)) break;
+            let latest: ObjectRecord | undefined;
             if (!current.done && current.value.value.key === key) {
-              forKey.push({ object: current.value.value, isLatest: true });
+              latest = current.value.value;
               current = objectIt.next();
             }
             const older: ObjectRecord[] = [];
@@ -778,26 +752,13 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
               older.push(history.value.value);
               history = historyIt.next();
             }
-            forKey.push(...older.reverse().map((object) => ({ object, isLatest: false })));
-            if (key === o.marker && o.versionIdMarker !== '') {
-              const at = forKey.findIndex((v) => String(v.object.versionId ?? 'null') === o.versionIdMarker);
-              forKey = at >= 0 ? forKey.slice(at + 1)
-                : forKey.filter((v) => v.object.versionId !== undefined && v.object.versionId < Number(o.versionIdMarker));
-            }
-            for (const v of forKey) {
-              if (versionsOut.length === o.maxKeys) {
-                truncated = true;
-                break;
-              }
-              versionsOut.push(v);
-            }
-            if (truncated) break;
+            if (page.addKey(key, latest, older)) break;
           }
         } finally {
           objectIt.return?.();
           historyIt.return?.();
         }
-        return { versions: versionsOut, truncated };
+        return page.result();
       });
     },
 

@@ -25,11 +25,12 @@
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
-  Account, Acl, BodyStage, BucketRecord, BucketRef, Bytes, StagedBody, CompleteRefusal, DeleteOutcome, ListEntry, ListObjectsOptions, ListObjectsResult,
+  Account, Acl, BodyStage, BucketRecord, BucketRef, Bytes, StagedBody, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
-  UploadRecord, VersionEntry, VersioningStatus, WriteResult, WriteTarget,
+  UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
 import { ROOT_ACCOUNT_RECORD } from './types.ts';
+import { ObjectsPage, VersionsPage } from './listing.ts';
 
 interface Schema extends DBSchema {
   accounts: { key: string; value: Account };
@@ -862,63 +863,35 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     listObjects(ref: BucketRef, o: ListObjectsOptions) {
       const bucket = ref.name;
       return bucketRead(ref, ['objects'], async (tx): Promise<ListObjectsResult> => {
-        const entries: ListEntry[] = [];
-        let truncated = false;
-        // Start after the marker or at the prefix, whichever is later.
-        const range = o.marker >= o.prefix ? bucketRange(bucket, o.marker, true) : bucketRange(bucket, o.prefix);
-        let lastPrefix: string | undefined;
-        let cursor = await tx.objectStore('objects').openCursor(range);
+        const page = new ObjectsPage(o);
+        let cursor = await tx.objectStore('objects').openCursor(bucketRange(bucket, page.from, page.exclusive));
         while (cursor) {
-          const key = cursor.value.key;
-          if (!key.startsWith(o.prefix)) break; // sorted: past every key with the prefix
-          const cut = o.delimiter ? key.indexOf(o.delimiter, o.prefix.length) : -1;
-          if (cut >= 0) {
-            const common = key.slice(0, cut + o.delimiter.length);
-            // A common prefix at or before the marker was listed on an earlier page.
-            if (common !== lastPrefix && common > o.marker) {
-              if (entries.length === o.maxKeys) {
-                truncated = true;
-                break;
-              }
-              entries.push({ kind: 'prefix', prefix: common });
-            }
-            lastPrefix = common;
-            // Skip the rest of the group in one step when possible.
-            const next = common + '\uffff';
-            cursor = next > key ? await cursor.continue([bucket, next]) : await cursor.continue();
-            continue;
-          }
-          if (entries.length === o.maxKeys) {
-            truncated = true;
-            break;
-          }
-          entries.push({ kind: 'object', object: cursor.value });
-          cursor = await cursor.continue();
+          const step = page.add(cursor.value);
+          if (step === 'done') break;
+          // Skip the rest of a common prefix's group in one step when possible.
+          const next = step && step.skipGroup + '\uffff';
+          cursor = next && next > cursor.value.key ? await cursor.continue([bucket, next]) : await cursor.continue();
         }
-        return { entries, truncated };
+        return page.result();
       });
     },
 
     listObjectVersions(ref: BucketRef, o: ListObjectVersionsOptions) {
       const bucket = ref.name;
       return bucketRead(ref, ['objects', 'versions'], async (tx) => {
-        // Keys come from two stores (a key may have history and no current object): walk both in
-        // key order, and for each key list the current object, then its history newest first.
-        const start = o.marker >= o.prefix ? o.marker : o.prefix;
-        const skipStart = o.marker >= o.prefix && o.marker !== '' && o.versionIdMarker === '';
+        const page = new VersionsPage(o);
+        const { start, skipStart } = page;
         let objects = await tx.objectStore('objects').openCursor(bucketRange(bucket, start, skipStart));
         let history = await tx.objectStore('versions').openCursor(
           IDBKeyRange.bound([bucket, start, skipStart ? Infinity : -Infinity], [bucket, []], skipStart, true));
-        const versions: VersionEntry[] = [];
-        let truncated = false;
         for (;;) {
           const candidates = [objects?.value.key, history?.value.key].filter((k): k is string => k !== undefined);
           if (candidates.length === 0) break;
           const key = candidates.reduce((a, b) => (b < a ? b : a));
-          if (!key.startsWith(o.prefix)) break;
-          let forKey: VersionEntry[] = [];
+          if (page.past(key)) break;
+          let current: ObjectRecord | undefined;
           if (objects && objects.value.key === key) {
-            forKey.push({ object: objects.value, isLatest: true });
+            current = objects.value;
             objects = await objects.continue();
           }
           const older: ObjectRecord[] = [];
@@ -926,22 +899,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
             older.push(history.value);
             history = await history.continue();
           }
-          forKey.push(...older.reverse().map((object) => ({ object, isLatest: false })));
-          if (key === o.marker && o.versionIdMarker !== '') {
-            const at = forKey.findIndex((v) => String(v.object.versionId ?? 'null') === o.versionIdMarker);
-            forKey = at >= 0 ? forKey.slice(at + 1)
-              : forKey.filter((v) => v.object.versionId !== undefined && v.object.versionId < Number(o.versionIdMarker));
-          }
-          for (const v of forKey) {
-            if (versions.length === o.maxKeys) {
-              truncated = true;
-              break;
-            }
-            versions.push(v);
-          }
-          if (truncated) break;
+          if (page.addKey(key, current, older)) break;
         }
-        return { versions, truncated };
+        return page.result();
       });
     },
 
