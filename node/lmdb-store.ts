@@ -34,6 +34,7 @@ import type {
 } from '../sw/store/types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../sw/store/types.ts';
 import { ObjectsPage, VersionsPage } from '../sw/store/listing.ts';
+import { completedFrom } from '../sw/store/parts.ts';
 
 
 /** The layout below; a directory written by a later layout is refused rather than misread. */
@@ -804,27 +805,12 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
         // upload's parts all belong to this very bucket.
         const upload = uploadIn(bucket, uploadId);
         if (!upload) return { refused: 'noSuchUpload' };
-        const uploaded = new Map([...within(parts, [uploadId])].map(({ value }) => [value.partNumber, value]));
-        const chosen: PartRecord[] = [];
-        for (const want of list) {
-          const part = uploaded.get(want.partNumber);
-          if (!part || part.etag !== want.etag) return { refused: 'invalidPart', partNumber: want.partNumber };
-          chosen.push(part);
-        }
-        const small = chosen.slice(0, -1).find((p) => p.size < minPartBytes);
-        if (small) return { refused: 'entityTooSmall', partNumber: small.partNumber };
-
+        const chosen = completedFrom(list, [...within(parts, [uploadId])].map(({ value }) => value), minPartBytes);
+        if ('refused' in chosen) return chosen;
         // The parts' bodies become the object's chunks: no byte is copied.
-        const kept = new Set(chosen.map((p) => p.bodyId));
-        const dropped = [...uploaded.values()].filter((p) => !kept.has(p.bodyId));
-        const made = makeCurrent(bucket, {
-          ...object,
-          bucket: bucket.name,
-          size: chosen.reduce((n, p) => n + p.size, 0),
-          chunks: chosen.map((p) => ({ id: p.bodyId, size: p.size })),
-        }, 0, dropped.reduce((n, p) => n + p.size, 0));
+        const made = makeCurrent(bucket, { ...object, bucket: bucket.name, size: chosen.size, chunks: chosen.chunks }, 0, chosen.freed);
         if (made === 'quotaExceeded') throw new Error('completing never grows usage');
-        for (const part of dropped) bodies.remove(tupleKey([part.bodyId]));
+        for (const part of chosen.dropped) bodies.remove(tupleKey([part.bodyId]));
         endUpload(upload);
         return made;
       });

@@ -31,6 +31,7 @@ import type {
 } from './types.ts';
 import { ROOT_ACCOUNT_RECORD } from './types.ts';
 import { ObjectsPage, VersionsPage } from './listing.ts';
+import { completedFrom } from './parts.ts';
 
 interface Schema extends DBSchema {
   accounts: { key: string; value: Account };
@@ -953,26 +954,11 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         // While the upload exists its bucket cannot be deleted (deleteBucket refuses), so the
         // upload's parts all belong to this very bucket.
         if (!(await uploadIn(tx, bucket, uploadId))) return { refused: 'noSuchUpload' };
-        const uploaded = new Map((await tx.objectStore('parts').getAll(partRange(uploadId))).map((p) => [p.partNumber, p]));
-        const chosen: PartRecord[] = [];
-        for (const want of list) {
-          const part = uploaded.get(want.partNumber);
-          if (!part || part.etag !== want.etag) return { refused: 'invalidPart', partNumber: want.partNumber };
-          chosen.push(part);
-        }
-        const small = chosen.slice(0, -1).find((p) => p.size < minPartBytes);
-        if (small) return { refused: 'entityTooSmall', partNumber: small.partNumber };
-
-        const kept = new Set(chosen.map((p) => p.bodyId));
-        const dropped = [...uploaded.values()].filter((p) => !kept.has(p.bodyId));
-        const made = await makeCurrent(tx, bucket, {
-          ...object,
-          bucket: bucket.name,
-          size: chosen.reduce((n, p) => n + p.size, 0),
-          chunks: chosen.map((p) => ({ id: p.bodyId, size: p.size })),
-        }, 0, dropped.reduce((n, p) => n + p.size, 0));
+        const parts = completedFrom(list, await tx.objectStore('parts').getAll(partRange(uploadId)), minPartBytes);
+        if ('refused' in parts) return parts;
+        const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks }, 0, parts.freed);
         if (made === 'quotaExceeded') throw new Error('completing never grows usage');
-        for (const part of dropped) await tx.objectStore('bodies').delete(part.bodyId);
+        for (const part of parts.dropped) await tx.objectStore('bodies').delete(part.bodyId);
         await tx.objectStore('parts').delete(partRange(uploadId));
         await tx.objectStore('uploads').delete(uploadId);
         return made;
