@@ -29,7 +29,7 @@ import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { StoreQuotaError } from '../sw/store/errors.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
-  ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, StagedBody, Store, Bytes,
+  ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store, Bytes,
   UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from '../sw/store/types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../sw/store/types.ts';
@@ -616,9 +616,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
       });
     },
 
-    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes | StagedBody) {
-      // This store offers no stageBody(), so nobody holds a stage of it to hand over.
-      if ('stage' in body) throw new Error('the LMDB store takes whole bodies only');
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes) {
       const bytes = await bytesOf(body);
       return bucketWrite(ref, bytes.length, (bucket) => {
         const id = newId();

@@ -56,7 +56,7 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
         const best = Math.max(m.floor.put, md5, m.idb.put);
         out.push(`| ${sizeName(size)} | ${f1(m.floor.put)} | ${f1(md5)} | ${f1(m.idb.put)} | ${f1(serial)} ms = ${(serial / m.floor.put).toFixed(2)}× | ${f1(best)} ms = ${(best / m.floor.put).toFixed(2)}× | ${f1(m.sw.put)} | ${(m.sw.put / m.floor.put).toFixed(2)} |`);
       }
-      out.push('', 'Overlap is built: past 8 MiB, a body is written ahead in chunks while it streams in (`stageBody()`, sw/store/idb.ts; docs/browser.md, "Large PUT bodies"), each chunk a strict transaction of its own, the object\'s write taking them at the end. Measured side by side while building it, it does not buy the overlapped case on this machine: staged from 256 KiB on, 1 MiB and 16 MiB PUTs were slower (2.17× and 1.67× the storage floor against 1.51× and 1.45× unstaged), because every chunk is a commit with its own flush and blob file, and with two cores the browser\'s IndexedDB writes and the worker\'s hashing compete for the same CPUs instead of running side by side; from 8 MiB on, 64 MiB PUTs were no slower (1.26× against 1.31×). So below 8 MiB a PUT is still read, hashed, then written in one transaction, and the serial bound is what it pays.', '');
+      out.push('', 'Overlap was built and taken out (docs/browser.md, "Large PUT bodies"): writing the body ahead in chunks while it streams in, each chunk a strict transaction of its own, made 1 MiB and 16 MiB PUTs slower when it started at 256 KiB (2.17× and 1.67× the storage floor against 1.51× and 1.45× without), because every chunk is a commit with its own flush and blob file and with two cores the browser\'s IndexedDB writes and the worker\'s hashing compete for the same CPUs; from 8 MiB on, 64 MiB PUTs were no faster (1.26× against 1.31×), and under load IndexedDB refused the chunks in Chromium\'s first seconds. So a PUT is read, hashed, then written in one transaction, and the serial bound is what it pays.', '');
     }
     const t = diag?.shapes['PUT 1 MiB'];
     const t1k = diag?.shapes['PUT 1 KiB'];
@@ -69,7 +69,7 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
     }
     out.push('What is left, and why it is not done:',
       '1. `durability: \'relaxed\'` for PUTs would take the flush out of every answer (the difference between the strict and relaxed raw puts above); the service promises that an acknowledged write is on disk (docs/browser.md, "Strict durability"), so it stays strict.',
-      '2. Overlap below 8 MiB, for which chunk commits cost more than they save here (above). A faster MD5 (figure 1) shortens the serial part directly.',
+      '2. Overlap, for which chunk commits cost more than they save here (above). A faster MD5 (figure 1) shortens the serial part directly.',
       `Against s3rver: s3rver writes files without fsync, keeps the body in Node rather than copying it between two processes, and, unsigned here, checks no signature; swbucket is ahead of it only where no body has to be hashed and flushed (1 KiB, and every GET).`, '');
     misses.push(out.join('\n'));
   }

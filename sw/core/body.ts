@@ -2,31 +2,19 @@
 // twice, and reading stops as soon as a limit is passed: the size limit, and for data the room the
 // bucket owner's quota leaves (a declared Content-Length over it is refused before any byte is read).
 // What has been read is moved into Blobs as it comes (Gathered), so the worker holds about 8 MiB of
-// a body of any size (holding the chunks until the end, its heap grew by the body's size). Given a
-// stage (Store.stageBody), a body past 8 MiB is also written while it streams in: one chunk write
-// runs while the next bytes are read and hashed.
+// a body of any size (holding the chunks until the end, its heap grew by the body's size). The
+// body is written only once it has been read whole and its MD5 checked: writing it ahead in chunks
+// while it streams in was built, measured and taken out (docs/browser.md, "Large PUT bodies").
 import { SvcError, type ErrorCode } from './errors.ts';
 import { createMd5 } from '../../protocol/md5.ts';
-import type { BodyStage, Bytes, StagedBody } from '../store/types.ts';
+import type { Bytes } from '../store/types.ts';
 import type { Context } from './context.ts';
 
 /**
- * Nothing is staged until this much has arrived: a smaller body is written whole with its object,
- * one transaction in all. Then a chunk is written whenever the previous write is done, of what
- * arrived meanwhile, so the chunk size follows the store's speed. Staging from 256 KiB on made
- * 1 MiB and 16 MiB PUTs slower in Chromium (each chunk is a strict commit of its own, and on two
- * cores the writes barely overlap the hashing); from 8 MiB on, a 64 MiB PUT was no slower (1.26×
- * the storage floor worker's time against 1.31× unstaged, one run each: within this machine's
- * noise), and the browser holds at most 16 MiB of the body unwritten rather than all of it.
- */
-const STAGE_FROM_BYTES = 8 * 1024 * 1024;
-/** While a chunk write runs, at most this much more is read before waiting for it. */
-const STAGE_MAX_PENDING_BYTES = 16 * 1024 * 1024;
-/**
  * What has been read is moved into a Blob every this many bytes: in a browser a Blob's bytes live
- * outside the worker's heap, so the heap holds about this much of a body however large it is (and
- * the garbage of the chunks read since the last collection: about +45 MiB at the peak over a 100 MiB PUT,
- * bench figure 7). Folding every 1 MiB peaked at +33 MiB, but the 1 GiB of PUTs in
+ * outside the worker's heap, so the heap holds about this much of a body however large it is
+ * (and the garbage of the chunks read since the last collection: about +45 MiB at the peak over a
+ * 100 MiB PUT, bench figure 7). Folding every 1 MiB peaked at +33 MiB, but the 1 GiB of PUTs in
  * test/browser/archive.test.ts then failed most times within Chromium's first seconds (a body "could
  * not be read to its end"): many small Blobs weigh more on the browser's Blob memory than a few.
  */
@@ -43,11 +31,8 @@ class Gathered {
   private folded: Blob[] = [];
   private buf = new Uint8Array(0);
   private at = 0;
-  /** Bytes gathered since the last take(). */
-  size = 0;
 
   add(chunk: Uint8Array): void {
-    this.size += chunk.byteLength;
     let from = 0;
     while (from < chunk.byteLength) {
       if (this.at === this.buf.byteLength) this.grow();
@@ -70,13 +55,10 @@ class Gathered {
     this.at = 0;
   }
 
-  /** Everything gathered, as one body (bytes when small: see Bytes), and starts again empty. */
-  take(): Bytes {
+  /** Everything gathered, as one body (bytes when small: see Bytes). */
+  body(): Bytes {
     const last = this.buf.subarray(0, this.at);
-    const body: Bytes = this.folded.length > 0 || this.at > BYTES_MAX ? new Blob([...this.folded, last]) : last.slice();
-    this.folded = [];
-    this.at = this.size = 0;
-    return body;
+    return this.folded.length > 0 || this.at > BYTES_MAX ? new Blob([...this.folded, last]) : last.slice();
   }
 }
 
@@ -134,25 +116,6 @@ export function declaredLength(ctx: Context, required: boolean): number | undefi
 }
 
 export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
-  const { rest, size, md5 } = await read(ctx, l);
-  return { body: rest, size, md5 };
-}
-
-/**
- * readBody() for an object's bytes, written ahead into `stage` when there is one and the body is
- * large. The caller discards the stage when the object is not stored (the store's write takes its
- * chunks when it commits), whatever went wrong: what was written ahead must not stay.
- */
-export async function readStagedBody(
-  ctx: Context,
-  l: BodyLimits,
-  stage: BodyStage | undefined,
-): Promise<{ body: Bytes | StagedBody; size: number; md5: string }> {
-  const { rest, size, md5, staged } = await read(ctx, l, stage);
-  return { body: staged && stage ? { stage, rest } : rest, size, md5 };
-}
-
-async function read(ctx: Context, l: BodyLimits, stage?: BodyStage): Promise<{ rest: Bytes; size: number; md5: string; staged: boolean }> {
   const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
   const declared = declaredLength(ctx, l.requireLength);
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
@@ -160,22 +123,8 @@ async function read(ctx: Context, l: BodyLimits, stage?: BodyStage): Promise<{ r
   if (declared !== undefined && declared > room) overQuota();
 
   const md5 = await createMd5();
-  const gathered = new Gathered(); // read and not yet written ahead
+  const gathered = new Gathered();
   let size = 0;
-  // The chunk write in flight, if any, and the first failure of one (the store's, not the body's).
-  let writing: Promise<void> | undefined;
-  let staged = false;
-  let writeFailed: { error: unknown } | undefined;
-  const flush = () => {
-    const blob = gathered.take();
-    staged = true;
-    writing = stage!.write(blob instanceof Blob ? blob : new Blob([blob])).then(() => {
-      writing = undefined;
-    }, (error: unknown) => {
-      writeFailed ??= { error };
-      writing = undefined;
-    });
-  };
   // Not a BYOB reader into one reused buffer, though that kept the heap at +2.6 MiB over a 100 MiB
   // PUT: with no garbage, nothing prompts a collection, so the Blobs of earlier PUTs (whose bytes
   // V8 does not count) stay alive in the browser, and in Chromium's first seconds, before it pages
@@ -196,25 +145,15 @@ async function read(ctx: Context, l: BodyLimits, stage?: BodyStage): Promise<{ r
         if (size > room) overQuota();
         md5.update(value);
         gathered.add(value);
-        if (writeFailed) {
-          reader.cancel().catch(() => {});
-          break; // the store failed: no point reading on
-        }
-        if (!stage || size < STAGE_FROM_BYTES) continue;
-        if (writing && gathered.size >= STAGE_MAX_PENDING_BYTES) await writing;
-        if (!writing && !writeFailed) flush();
       }
     } catch (e) {
       reader.cancel().catch(() => {});
-      await writing; // settled before the caller discards the stage, so no chunk lands after
       if (e instanceof SvcError) throw e;
       throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
     } finally {
       ctx.bytesIn = size;
     }
   }
-  await writing;
-  if (writeFailed) throw writeFailed.error;
   if (declared !== undefined && size !== declared) {
     throw new SvcError('IncompleteBody', `Content-Length is ${declared} but the body has ${size} bytes.`);
   }
@@ -222,7 +161,7 @@ async function read(ctx: Context, l: BodyLimits, stage?: BodyStage): Promise<{ r
   if (expectedMd5 !== undefined && expectedMd5 !== digest) {
     throw new SvcError('BadDigest', 'The Content-MD5 you specified did not match what was received.');
   }
-  return { rest: gathered.take(), size, md5: digest, staged };
+  return { body: gathered.body(), size, md5: digest };
 }
 
 /** An XML request body as text: size-capped before parsing, and valid UTF-8. */

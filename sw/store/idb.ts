@@ -18,14 +18,10 @@
 //   identity (BucketRef) and re-reads the bucket by name in its own transaction, refusing when the
 //   name now belongs to another bucket (docs/browser.md, "Bucket identity"). A read of a bucket's
 //   contents does the same in its one readonly transaction, so it never sees another bucket's data.
-// - a body written ahead of its object (stageBody, a large PUT streaming in) has a `staged` record
-//   naming the store instance that wrote it, until the write that references it deletes the
-//   record in its own transaction. Staged bodies of an instance that is gone are deleted when a
-//   store opens (sweepStaged).
 import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
-  Account, Acl, BodyStage, BucketRecord, BucketRef, Bytes, StagedBody, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
+  Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
   UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
@@ -44,8 +40,6 @@ interface Schema extends DBSchema {
   parts: { key: [string, number]; value: PartRecord };
   /** One record per account whose stored usedBytes is exact; a missing one means "recompute". */
   'usage-exact': { key: string; value: { accessKeyId: string } };
-  /** A body written ahead of its object, and the store instance (`owner`) that wrote it. */
-  staged: { key: string; value: { id: string; owner: string } };
 }
 
 type BodyRecord = { id: string; blob: Blob; bytes?: undefined } | { id: string; bytes: Uint8Array; blob?: undefined };
@@ -144,7 +138,6 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
   },
   (_db, tx) => giveBucketsIdentities(tx),
   (db, tx) => markUsageExact(db, tx),
-  (db) => db.createObjectStore('staged', { keyPath: 'id' }),
 ];
 
 /**
@@ -172,56 +165,6 @@ export interface IdbStoreOptions {
   /** The IDBFactory to use: the browser's `indexedDB`, or fake-indexeddb's in Node. */
   indexedDB?: IDBFactory;
   name?: string;
-  /**
-   * Offer stageBody(), so large PUT bodies are written while they stream in. Default: on with the
-   * global `indexedDB` (a browser's, whose writes run outside this thread), off with another
-   * factory (fake-indexeddb in Node runs in this thread: there is nothing to overlap).
-   */
-  staging?: boolean;
-}
-
-// ---- staged bodies ---------------------------------------------------------------------------
-
-/** Store instances open in this JS realm; another realm's are known by their Web Lock. */
-const liveInstances = new Set<string>();
-const LOCK_PREFIX = 'swbucket-store:';
-
-/**
- * Holds a Web Lock named after the instance for as long as this realm lives, so another realm
- * (the next worker, after this one is stopped or killed) can tell its staged bodies are not
- * orphans. Resolves once the lock is held; at once where there are no Web Locks (Node).
- */
-function holdInstanceLock(instance: string): Promise<void> {
-  const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
-  if (!locks) return Promise.resolve();
-  return new Promise((held) => {
-    void locks.request(LOCK_PREFIX + instance, () => {
-      held();
-      return new Promise<never>(() => {});
-    });
-  });
-}
-
-/** Instances alive in this realm or, by their lock, in another. */
-async function liveOwners(): Promise<Set<string>> {
-  const live = new Set(liveInstances);
-  const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
-  const held = locks ? (await locks.query()).held ?? [] : [];
-  for (const lock of held) if (lock.name?.startsWith(LOCK_PREFIX)) live.add(lock.name.slice(LOCK_PREFIX.length));
-  return live;
-}
-
-/** Deletes bodies staged by instances that are gone: their write never committed. */
-async function sweepStaged(d: Db): Promise<void> {
-  if ((await d.count('staged')) === 0) return;
-  const live = await liveOwners();
-  const tx = d.transaction(['staged', 'bodies'], 'readwrite');
-  for (const s of await tx.objectStore('staged').getAll()) {
-    if (live.has(s.owner)) continue;
-    void tx.objectStore('staged').delete(s.id);
-    void tx.objectStore('bodies').delete(s.id);
-  }
-  await tx.done;
 }
 
 // ---- steps used inside one write transaction ------------------------------------------------
@@ -353,13 +296,7 @@ async function deleteOne(tx: Tx, bucket: BucketRecord, key: string, versionId?: 
 export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store & { db(): Promise<Db> }> {
   const factory = options.indexedDB ?? globalThis.indexedDB;
   const name = options.name ?? 'swbucket';
-  const staging = options.staging ?? factory === globalThis.indexedDB;
   let current: Promise<Db> | null = null;
-  const instance = newId();
-  liveInstances.add(instance);
-  let locked: Promise<void> | undefined;
-  /** The chunks each stage has written and no write has taken yet. */
-  const stagedChunks = new WeakMap<BodyStage, { id: string; size: number }[]>();
 
   // Accounts and buckets are read on every request (who is calling, who owns the bucket) and
   // what access depends on (secret, owner, ACL, versioning, existence) changes only through the
@@ -408,7 +345,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     });
     return current;
   };
-  await sweepStaged(await db());
+  await db();
 
   // Group commit. Strict writes that arrive while one is committing wait for it, then run together,
   // one after another, in one transaction: one flush for all of them instead of one each (with four
@@ -554,67 +491,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     return tx.objectStore('versions').get([bucket, key, versionId]);
   }
 
-  function stageBody(): BodyStage {
-    const chunks: { id: string; size: number }[] = [];
-    const stage: BodyStage = {
-      async write(blob) {
-        await (locked ??= holdInstanceLock(instance));
-        const id = newId();
-        await write(['bodies', 'staged'], async (tx) => {
-          await Promise.all([tx.objectStore('bodies').add({ id, blob }), tx.objectStore('staged').add({ id, owner: instance })]);
-        });
-        chunks.push({ id, size: blob.size });
-      },
-      async discard() {
-        const ids = chunks.splice(0).map((c) => c.id);
-        if (ids.length === 0) return;
-        // Only frees, so relaxed: a discard lost in a crash is swept at the next open.
-        await write(['bodies', 'staged'], async (tx) => {
-          await Promise.all(ids.flatMap((id) => [tx.objectStore('bodies').delete(id), tx.objectStore('staged').delete(id)]));
-        }, 'relaxed');
-      },
-    };
-    stagedChunks.set(stage, chunks);
-    return stage;
-  }
-
-  /**
-   * The chunks a write stores: a body's one chunk, or a staged body's chunks and its rest. `store`
-   * runs in the write's transaction once it is sure to commit: it adds the last chunk and deletes
-   * the staged records (a missing one means the body was swept, so the write must not commit).
-   */
-  async function chunksOf(body: Bytes | StagedBody) {
-    const isStaged = 'stage' in body;
-    const staged = isStaged ? [...(stagedChunks.get(body.stage) ?? [])] : [];
-    const rest = isStaged ? body.rest : body;
-    const record = sizeOf(rest) > 0 || staged.length === 0 ? await bodyRecordOf(rest) : undefined;
-    const restId = newId();
-    const chunks = record ? [...staged, { id: restId, size: sizeOf(rest) }] : staged;
-    return {
-      chunks,
-      size: chunks.reduce((n, c) => n + c.size, 0),
-      names: (staged.length > 0 ? ['bodies', 'staged'] : ['bodies']) as Names[],
-      async store(tx: Tx) {
-        const writes: Promise<unknown>[] = staged.map(async ({ id }) => {
-          if ((await tx.objectStore('staged').getKey(id)) === undefined) throw new Error(`staged body ${id} is gone`);
-          await tx.objectStore('staged').delete(id);
-        });
-        if (record) writes.push(tx.objectStore('bodies').add(record(restId)));
-        await Promise.all(writes);
-      },
-      /** After the commit: the stage's chunks belong to the object now. */
-      taken() {
-        if (isStaged) stagedChunks.get(body.stage)?.splice(0, staged.length);
-      },
-    };
-  }
-
   const store = {
     db,
     blobsAreHandles: true,
-    ...(staging ? { stageBody } : {}),
     close() {
-      liveInstances.delete(instance);
       void current?.then((d) => d.close());
       current = null;
     },
@@ -751,15 +631,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return freed + Math.max(0, owner.quotaBytes - used);
     },
 
-    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes | StagedBody) {
-      const b = await chunksOf(body);
-      const made = await bucketWrite(ref, ['objects', 'versions', ...b.names], async (tx, bucket) => {
-        const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: b.chunks }, b.size);
-        if (made !== 'quotaExceeded') await b.store(tx);
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes) {
+      const record = await bodyRecordOf(body);
+      const size = sizeOf(body);
+      return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
+        const id = newId();
+        const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size }] }, size);
+        if (made !== 'quotaExceeded') await tx.objectStore('bodies').add(record(id));
         return made;
       });
-      if (typeof made === 'object') b.taken();
-      return made;
     },
 
     async restoreObject(

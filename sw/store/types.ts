@@ -135,18 +135,6 @@ export type WriteResult = 'ok' | 'noSuchBucket';
 export type QuotaRefusal = 'quotaExceeded';
 
 /**
- * A body being written ahead while it streams in (Store.stageBody): each write() is one durable
- * chunk, marked staged until a putObject given it commits, so a runtime killed in between leaves
- * no orphan (the store sweeps the chunks of stages whose runtime is gone when it opens).
- */
-export interface BodyStage {
-  /** Writes the next chunk, in a transaction of its own. */
-  write(bytes: Blob): Promise<void>;
-  /** Deletes every chunk written and not taken by a committed write; a no-op after one. */
-  discard(): Promise<void>;
-}
-
-/**
  * A body in hand: a Blob, or the bytes themselves when they are already in memory (a small body:
  * in a browser, wrapping 1 KiB in a Blob only to read it back or answer with it costs more than
  * the rest of the request).
@@ -154,12 +142,6 @@ export interface BodyStage {
 export type Bytes = Blob | Uint8Array<ArrayBuffer>;
 
 export const asBlob = (body: Bytes): Blob => (body instanceof Blob ? body : new Blob([body]));
-
-/** A body partly written ahead: the stage's chunks in order, then `rest`. */
-export interface StagedBody {
-  stage: BodyStage;
-  rest: Bytes;
-}
 
 /** What one entry of a Delete Multiple did. */
 export type DeleteOutcome = 'deleted' | 'noSuchVersion';
@@ -215,13 +197,8 @@ export interface Store {
   putObject(
     bucket: BucketRef,
     object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>,
-    body: Bytes | StagedBody,
+    body: Bytes,
   ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
-  /**
-   * Where a large PUT body can be written while it streams in, so that writing overlaps reading
-   * and hashing and the runtime never holds the whole body. Absent: the store takes whole bodies only.
-   */
-  stageBody?(): BodyStage;
   /**
    * Puts back one stored version from an archive exactly as it was recorded (ETag, dates, headers,
    * versionId): as the current object at its key (`current`), or into the history. A current object

@@ -35,7 +35,7 @@ export function tempDir(prefix = 'swbucket-test-'): string {
 export async function openTestStore(kind: StoreKind): Promise<{ store: Store; factory?: IDBFactory }> {
   if (kind === 'idb') {
     const factory = new IDBFactory();
-    return { store: await openIdbStore({ indexedDB: factory, name: 'swbucket-test', staging: true }), factory };
+    return { store: await openIdbStore({ indexedDB: factory, name: 'swbucket-test' }), factory };
   }
   const dir = mkdtempSync(join(tmpdir(), 'swbucket-lmdb-'));
   const store = await openLmdbStore({ path: dir });

@@ -3,7 +3,7 @@
 // own (a refusal stays a refusal, for that write alone), a write that fails in the shared
 // transaction fails alone (the others are run again and land), and the store stays sound.
 import { describe, it, expect, vi, afterEach } from 'vitest';
-import { IDBDatabase, IDBFactory } from 'fake-indexeddb';
+import { IDBDatabase, IDBFactory, IDBObjectStore } from 'fake-indexeddb';
 import { openIdbStore } from '../../sw/store/idb.ts';
 import type { BucketRef, ObjectRecord, Store } from '../../sw/store/types.ts';
 import { contents, integrity, SOUND } from '../support/stores.ts';
@@ -15,7 +15,7 @@ const object = (key: string, size: number): Omit<ObjectRecord, 'bucket' | 'chunk
 const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
 
 async function storeWithBucket(name = 'grouped'): Promise<{ store: Store; ref: BucketRef }> {
-  const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'group-commit', staging: true });
+  const store = await openIdbStore({ indexedDB: new IDBFactory(), name: 'group-commit' });
   expect(await store.createBucket({ name, owner: ROOT.accessKeyId, acl: 'private', created: 0, versioning: undefined, nextVersionId: 1 } as never)).toBe('ok');
   const bucket = (await store.getBucket(name))!;
   return { store, ref: { name: bucket.name, id: bucket.id } };
@@ -64,26 +64,26 @@ describe('group commit', () => {
 
   it('a write that fails inside the shared transaction fails alone; the others are run again and land', async () => {
     const { store, ref } = await storeWithBucket();
-    // A staged body whose staged record is gone (as if swept): its write must fail, not commit.
-    const stage = store.stageBody!();
-    await stage.write(new Blob([bytes(300 * 1024, 7)]));
-    const db = await (store as unknown as { db(): Promise<import('idb').IDBPDatabase> }).db();
-    await db.clear('staged');
+    // The body record of 'broken' (its bytes start with 0xee) is refused as IndexedDB refuses a
+    // value it cannot store: that write must fail, and only that one.
+    const add = IDBObjectStore.prototype.add;
+    vi.spyOn(IDBObjectStore.prototype, 'add').mockImplementation(function (this: IDBObjectStore, ...args: Parameters<typeof add>) {
+      if ((args[0] as { bytes?: Uint8Array }).bytes?.[0] === 0xee) throw new DOMException('refused by the test', 'DataError');
+      return add.apply(this, args);
+    });
     const tx = countWriteTransactions();
     const results = await Promise.allSettled([
       store.putObject(ref, object('first', 10), bytes(10, 1)), // runs alone, opening the window
       store.putObject(ref, object('a', 10), bytes(10, 2)),
-      store.putObject(ref, object('broken', 300 * 1024 + 10), { stage, rest: bytes(10, 9) }),
+      store.putObject(ref, object('broken', 10), bytes(10, 0xee)),
       store.putObject(ref, object('b', 10), bytes(10, 3)),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/staged body .* is gone/);
+    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/refused by the test/);
     // first alone, then the group of three (aborted), then each of the three again.
     expect(tx.count()).toBe(5);
     const c = await contents(store);
     expect(c.objects.map((o) => o.key).sort()).toEqual(['a', 'b', 'first']);
-    await stage.discard();
-    const after = await contents(store);
-    expect(integrity(after)).toEqual(SOUND);
+    expect(integrity(c)).toEqual(SOUND);
   });
 });

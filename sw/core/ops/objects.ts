@@ -2,7 +2,7 @@
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket, readableBucket } from '../access.ts';
-import { readBody, readStagedBody, readXmlBody } from '../body.ts';
+import { readBody, readXmlBody } from '../body.ts';
 import {
   contentDisposition, httpDate, isMediaType, modifiedSince, parseRange, quoteEtag, utf8Length,
 } from '../http.ts';
@@ -160,20 +160,13 @@ export async function putObject(ctx: Context): Promise<Response> {
   checkKeyLength(ctx.key);
   const headers = objectHeadersFrom(ctx.req.headers);
   const room = await ctx.store.roomFor(bucket, { key: ctx.key });
-  const stage = ctx.store.stageBody?.();
-  try {
-    const body = await readStagedBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true, room }, stage);
-    const made = written(await ctx.store.putObject(
-      bucket,
-      { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
-      body.body,
-    ));
-    return new Response(null, { status: 200, headers: writtenHeaders(made) });
-  } finally {
-    // Whatever was written ahead and not taken by the object goes; if even that fails, the chunks
-    // stay staged and the next worker's store sweeps them.
-    await stage?.discard().catch(() => {});
-  }
+  const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
+  const made = written(await ctx.store.putObject(
+    bucket,
+    { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
+    body.body,
+  ));
+  return new Response(null, { status: 200, headers: writtenHeaders(made) });
 }
 
 export async function deleteObject(ctx: Context): Promise<Response> {

@@ -223,8 +223,6 @@ export interface DbSnapshot {
   parts: { bodyId: string; size: number }[];
   bodies: { id: string; size: number }[];
   accounts: { accessKeyId: string; usedBytes: number }[];
-  /** Bodies written ahead of a PUT that has not committed yet (sw/store/idb.ts stageBody). */
-  staged: number;
 }
 
 /**
@@ -241,20 +239,18 @@ export async function dbSnapshot(page: Page): Promise<DbSnapshot> {
       open.onsuccess = () => resolve(open.result);
     });
     try {
-      const hasStaged = db.objectStoreNames.contains('staged');
-      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(hasStaged ? ['staged'] : [])], 'readonly');
+      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts'], 'readonly');
       const all = <T>(name: string) => new Promise<T[]>((res, rej) => {
         const r = tx.objectStore(name).getAll();
         r.onsuccess = () => res(r.result as T[]);
         r.onerror = () => rej(r.error);
       });
-      const [objects, versions, parts, bodies, accounts, staged] = await Promise.all([
+      const [objects, versions, parts, bodies, accounts] = await Promise.all([
         all<DbSnapshot['objects'][number]>('objects'),
         all<DbSnapshot['versions'][number]>('versions'),
         all<DbSnapshot['parts'][number]>('parts'),
         all<{ id: string; blob?: Blob; bytes?: Uint8Array }>('bodies'),
         all<DbSnapshot['accounts'][number]>('accounts'),
-        hasStaged ? all<unknown>('staged') : [],
       ]);
       return {
         version: db.version,
@@ -264,7 +260,6 @@ export async function dbSnapshot(page: Page): Promise<DbSnapshot> {
         parts: parts.map((p) => ({ bodyId: p.bodyId, size: p.size })),
         bodies: bodies.map((b) => ({ id: b.id, size: b.blob?.size ?? b.bytes!.byteLength })),
         accounts: accounts.map((a) => ({ accessKeyId: a.accessKeyId, usedBytes: a.usedBytes })),
-        staged: staged.length,
       };
     } finally {
       db.close();
@@ -296,7 +291,6 @@ export function orphanReport(s: DbSnapshot): string[] {
   for (const p of s.parts) ref(p.bodyId, p.size, 'a part');
   for (const [id, n] of refs) if (n > 1) problems.push(`body ${id} is referenced ${n} times`);
   for (const id of bodies.keys()) if (!refs.has(id)) problems.push(`body ${id} (${bodies.get(id)} bytes) belongs to nothing`);
-  if (s.staged > 0) problems.push(`${s.staged} staged bodies of an unfinished PUT are left`);
   const stored = s.objects.reduce((n, o) => n + o.size, 0) + s.versions.reduce((n, v) => n + v.size, 0)
     + s.parts.reduce((n, p) => n + p.size, 0);
   const used = s.accounts.reduce((n, a) => n + a.usedBytes, 0);
