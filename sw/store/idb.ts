@@ -18,7 +18,7 @@
 //   identity (BucketRef) and re-reads the bucket by name in its own transaction, refusing when the
 //   name now belongs to another bucket (docs/browser.md, "Bucket identity"). A read of a bucket's
 //   contents does the same in its one readonly transaction, so it never sees another bucket's data.
-import { wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
+import { unwrap, wrap, type DBSchema, type IDBPDatabase, type IDBPTransaction, type StoreNames } from 'idb';
 import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
@@ -76,6 +76,20 @@ type ReadTx = IDBPTransaction<Schema, Names[], 'readonly'>;
 
 
 const newId = (): string => crypto.randomUUID();
+
+/** How much of an object key a body id carries (see bodyId). */
+const BODY_ID_KEY_CHARS = 64;
+
+/**
+ * A new body's id: its bucket's identity, the start of its object's key, then a random part. Ids
+ * so sort with their keys, and the bodies of a run of neighbouring keys (a folder being deleted)
+ * are a run of ids that one range delete can take (deleteObjects checks the run holds nothing
+ * else: a body keeps its id when its object moves). Only the first 64 characters of the key go
+ * in, so a multipart object's list of part ids stays small for long keys. \u0000 sorts before
+ * every character a key is likely to hold, so a key's ids come before those of keys it prefixes.
+ */
+const bodyId = (bucket: BucketRecord, key: string): string =>
+  `${bucket.id}\u0000${key.slice(0, BODY_ID_KEY_CHARS)}\u0000${newId()}`;
 
 /**
  * Step 2: bucket identities. Every bucket gets an `id`, and every upload in progress the `bucketId`
@@ -170,7 +184,24 @@ export interface IdbStoreOptions {
 // ---- steps used inside one write transaction ------------------------------------------------
 
 async function deleteBodies(tx: Tx, object: { chunks: { id: string }[] } | undefined): Promise<void> {
-  for (const chunk of object?.chunks ?? []) await tx.objectStore('bodies').delete(chunk.id);
+  if (object) await deleteBodyIds(tx, object.chunks.map((c) => c.id));
+}
+
+/**
+ * Deletes these bodies: in one range delete when the run of ids from the least to the greatest
+ * holds exactly them (bodyId() makes neighbouring keys' bodies such a run), else one by one. The
+ * run is read first because a body keeps its id when its object moves, so a run can hold a body
+ * of another object.
+ */
+async function deleteBodyIds(tx: Tx, ids: string[]): Promise<void> {
+  const bodies = tx.objectStore('bodies');
+  if (ids.length > 2) {
+    const sorted = [...ids].sort(); // code-unit order, as IndexedDB compares strings
+    const run = IDBKeyRange.bound(sorted[0]!, sorted[sorted.length - 1]!);
+    const held = await bodies.getAllKeys(run, sorted.length + 1);
+    if (held.length === sorted.length && held.every((id, i) => id === sorted[i])) return issue(bodies.delete(run));
+  }
+  for (const id of ids) issue(bodies.delete(id));
 }
 
 /** The stores exactUsage() reads, besides `usage-exact` and `accounts`. */
@@ -198,11 +229,44 @@ async function exactUsage(tx: Tx | ReadTx, owner: string): Promise<number> {
   return sum;
 }
 
+/** Whether the account's stored usage figure is exact (its marker exists). */
+const isExact = async (tx: Tx | ReadTx, accessKeyId: string): Promise<boolean> =>
+  (await (tx as ReadTx).objectStore('usage-exact').getKey(accessKeyId)) !== undefined;
+
 /** The account's usage: its stored figure when its marker says it is exact, else summed afresh. */
-async function usageOf(tx: Tx | ReadTx, account: Account): Promise<{ used: number; exact: boolean }> {
-  const exact = (await (tx as ReadTx).objectStore('usage-exact').getKey(account.accessKeyId)) !== undefined;
+async function usageOf(tx: Tx | ReadTx, account: Account, exactRead?: Promise<boolean>): Promise<{ used: number; exact: boolean }> {
+  const exact = await (exactRead ?? isExact(tx, account.accessKeyId));
   return { used: exact ? account.usedBytes : await exactUsage(tx, account.accessKeyId), exact };
 }
+
+/**
+ * What charge() reads, read as a write begins (readUsageAhead), together with its bucket record,
+ * instead of one after the other: each is a round trip to IndexedDB's backend. Set afresh as each
+ * write of a group begins, so its reads come after the writes of those before it; taken once.
+ */
+const usageAhead = new WeakMap<Tx, { owner: string; account: Promise<Account | undefined>; exact: Promise<boolean> }>();
+
+function readUsageAhead(tx: Tx, owner: string | undefined): void {
+  if (owner === undefined) {
+    usageAhead.delete(tx);
+    return;
+  }
+  const account = tx.objectStore('accounts').get(owner);
+  const exact = isExact(tx, owner);
+  // Unused when the write stops early; a failed read fails the transaction anyway.
+  account.catch(() => {});
+  exact.catch(() => {});
+  usageAhead.set(tx, { owner, account, exact });
+}
+
+/** An IndexedDB failure as the store reports it: a refusal for room is a StoreQuotaError. */
+const storeError = (e: unknown): unknown => (isQuotaError(e) ? new StoreQuotaError(e) : e);
+
+/**
+ * Issues a write without waiting for it: requests in a transaction run in order, so what comes
+ * after sees it, and a failure aborts the transaction, which its caller reports (writeAlone).
+ */
+const issue = (request: Promise<unknown>): void => void request.catch(() => {});
 
 /**
  * The transactions of a freeing write's retry (see freeingWrite): they drop the owner's
@@ -223,13 +287,16 @@ async function charge(tx: Tx, bucket: BucketRecord, delta: number): Promise<bool
     return true;
   }
   const accounts = tx.objectStore('accounts');
-  const account = await accounts.get(bucket.owner);
+  let ahead = usageAhead.get(tx);
+  usageAhead.delete(tx);
+  if (ahead?.owner !== bucket.owner) ahead = undefined;
+  const account = await (ahead?.account ?? accounts.get(bucket.owner));
   if (!account) return true;
-  const usage = await usageOf(tx, account);
+  const usage = await usageOf(tx, account, ahead?.exact);
   const used = usage.used + delta;
   if (delta > 0 && account.quotaBytes !== undefined && used > account.quotaBytes) return false;
-  await accounts.put({ ...account, usedBytes: Math.max(0, used) });
-  if (!usage.exact) await tx.objectStore('usage-exact').put({ accessKeyId: account.accessKeyId });
+  issue(accounts.put({ ...account, usedBytes: Math.max(0, used) }));
+  if (!usage.exact) issue(tx.objectStore('usage-exact').put({ accessKeyId: account.accessKeyId }));
   return true;
 }
 
@@ -252,11 +319,11 @@ async function makeCurrent(
   const delta = added - freed - (old && !keepHistory ? old.size : 0);
   if (!(await charge(tx, bucket, delta))) return 'quotaExceeded';
   let counter = bucket.nextVersionId;
-  if (old && keepHistory) await tx.objectStore('versions').put({ ...old, versionId: old.versionId ?? counter++ });
+  if (old && keepHistory) issue(tx.objectStore('versions').put({ ...old, versionId: old.versionId ?? counter++ }));
   else await deleteBodies(tx, old);
   const made: ObjectRecord = keepHistory ? { ...next, versionId: counter++ } : { ...next };
-  await objects.put(made);
-  if (counter !== bucket.nextVersionId) await tx.objectStore('buckets').put({ ...bucket, nextVersionId: counter });
+  issue(objects.put(made));
+  if (counter !== bucket.nextVersionId) issue(tx.objectStore('buckets').put({ ...bucket, nextVersionId: counter }));
   return made;
 }
 
@@ -312,6 +379,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   // (uploadIn), so an entry that outlived its upload (ended by another runtime) answers nothing
   // wrong; this runtime's Complete and Abort drop theirs.
   const uploadCache = new Map<string, UploadRecord>();
+  // The body id each recently written or read key had: getObject() reads that body together with
+  // the object's record, and uses it only when the record still names it, so a stale entry costs
+  // one needless read, never a wrong answer. Bounded; cleared when full.
+  const bodyHints = new Map<string, string>();
+  const hintBody = (at: string, id: string) => {
+    if (bodyHints.size >= 10_000) bodyHints.clear();
+    bodyHints.set(at, id);
+  };
   const dropCaches = () => {
     generation++;
     accountCache.clear();
@@ -390,20 +465,30 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
   async function writeAlone<T>(names: Names[], body: (tx: Tx) => Promise<T>, durability: IDBTransactionDurability = 'strict'): Promise<T> {
     const tx = (await db()).transaction(names, 'readwrite', { durability });
-    tx.done.catch(() => {}); // its failure is reported through body() or the await below
+    tx.done.catch(() => {}); // `ended` reports its outcome instead
+    // The transaction's own error, read once it has ended: idb's `done` rejects while a failed
+    // request's error event passes, before the browser has set it. A write issued without
+    // waiting (issue()) that the browser refused shows only here.
+    const raw = unwrap(tx);
+    const ended = new Promise<unknown>((resolve) => {
+      raw.addEventListener('complete', () => resolve(null));
+      raw.addEventListener('abort', () => resolve(raw.error ?? new DOMException('The transaction was aborted.', 'AbortError')));
+    });
+    let result: T;
     try {
-      const result = await body(tx);
-      await tx.done;
-      return result;
+      result = await body(tx);
     } catch (e) {
       try {
         tx.abort();
       } catch {
         // already finished or aborted
       }
-      if (isQuotaError(e)) throw new StoreQuotaError(e);
-      throw e;
+      const error = await ended;
+      throw storeError(isQuotaError(error) ? error : e);
     }
+    const error = await ended;
+    if (error) throw storeError(error);
+    return result;
   }
 
   /**
@@ -462,6 +547,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     through: typeof write = write,
   ): Promise<T | 'noSuchBucket'> {
     return through([...new Set([...USAGE_STORES, ...names])], async (tx) => {
+      // The owner of a bucket never changes, so the cached record names it, when it is this bucket.
+      const known = bucketCache.get(ref.name);
+      readUsageAhead(tx, known?.id === ref.id ? known.owner : undefined);
       const bucket = await sameBucket(tx, ref);
       return bucket ? body(tx, bucket) : 'noSuchBucket';
     });
@@ -595,10 +683,18 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
     getObject(ref: BucketRef, key: string, versionId?: number) {
       const bucket = ref.name;
+      const hintAt = `${ref.id}\u0000${key}`;
       return bucketRead(ref, ['objects', 'versions', 'bodies'], async (tx) => {
+        // The body this key had when last seen is read together with the record: one round trip
+        // instead of two when it is still the one, and only wasted reading when it is not.
+        const hint = versionId === undefined ? bodyHints.get(hintAt) : undefined;
+        const guess = hint === undefined ? undefined : tx.objectStore('bodies').get(hint);
+        guess?.catch(() => {}); // its failure fails the transaction, and so the read, anyway
         const object = await readVersion(tx, bucket, key, versionId);
         if (!object) return undefined;
-        const blobs = await Promise.all(object.chunks.map((c) => tx.objectStore('bodies').get(c.id)));
+        const only = object.chunks.length === 1 ? object.chunks[0]!.id : undefined;
+        if (versionId === undefined && only !== undefined) hintBody(hintAt, only);
+        const blobs = await Promise.all(object.chunks.map((c) => (c.id === hint && guess ? guess : tx.objectStore('bodies').get(c.id))));
         const parts = blobs.map((b, i) => {
           if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
           return bytesOf(b);
@@ -635,9 +731,12 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       const record = await bodyRecordOf(body);
       const size = sizeOf(body);
       return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
-        const id = newId();
+        const id = bodyId(bucket, object.key);
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size }] }, size);
-        if (made !== 'quotaExceeded') await tx.objectStore('bodies').add(record(id));
+        if (made !== 'quotaExceeded') {
+          issue(tx.objectStore('bodies').add(record(id)));
+          hintBody(`${ref.id}\u0000${object.key}`, id); // a hint only: harmless if this never commits
+        }
         return made;
       });
     },
@@ -665,7 +764,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         for (const old of clashes) await deleteBodies(tx, old);
         if (current) await objects.delete([bucket.name, object.key]);
         if (sameId && v !== undefined) await versions.delete([bucket.name, object.key, v]);
-        const id = newId();
+        const id = bodyId(bucket, object.key);
         const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] };
         await (how.current ? objects : versions).put(record);
         await tx.objectStore('bodies').add(bodyRecord(id));
@@ -705,7 +804,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
           await charge(tx, b, -found.reduce((n, o) => n + o.size, 0));
           await Promise.all([
             ...(spanIsFound ? [objects.delete(span)] : found.map((o) => objects.delete([bucket, o.key]))),
-            ...found.flatMap((o) => o.chunks.map((c) => tx.objectStore('bodies').delete(c.id))),
+            deleteBodyIds(tx, found.flatMap((o) => o.chunks.map((c) => c.id))),
           ]);
           return entries.map((): DeleteOutcome => 'deleted');
         }
@@ -810,13 +909,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       const size = sizeOf(body);
       return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
-        if (!(await uploadIn(tx, bucket, part.uploadId))) return 'noSuchUpload' as const;
+        const upload = await uploadIn(tx, bucket, part.uploadId);
+        if (!upload) return 'noSuchUpload' as const;
         const parts = tx.objectStore('parts');
         const old = await parts.get([part.uploadId, part.partNumber]);
         if (!(await charge(tx, bucket, size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
-        const bodyId = newId();
-        await tx.objectStore('bodies').add(record(bodyId));
-        await parts.put({ ...part, bodyId });
+        const id = bodyId(bucket, upload.key);
+        await tx.objectStore('bodies').add(record(id));
+        await parts.put({ ...part, bodyId: id });
         if (old) await tx.objectStore('bodies').delete(old.bodyId);
         return 'ok' as const;
       });
@@ -838,7 +938,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         if ('refused' in parts) return parts;
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks }, 0, parts.freed);
         if (made === 'quotaExceeded') throw new Error('completing never grows usage');
-        for (const part of parts.dropped) await tx.objectStore('bodies').delete(part.bodyId);
+        await deleteBodyIds(tx, parts.dropped.map((p) => p.bodyId));
         await tx.objectStore('parts').delete(partRange(uploadId));
         await tx.objectStore('uploads').delete(uploadId);
         return made;
@@ -854,7 +954,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
           if (!(await uploadIn(tx, bucket, uploadId))) return 'noSuchUpload' as const;
           const parts = await tx.objectStore('parts').getAll(partRange(uploadId));
           await charge(tx, bucket, -parts.reduce((n, p) => n + p.size, 0));
-          for (const part of parts) await tx.objectStore('bodies').delete(part.bodyId);
+          await deleteBodyIds(tx, parts.map((p) => p.bodyId));
           await tx.objectStore('parts').delete(partRange(uploadId));
           await tx.objectStore('uploads').delete(uploadId);
           return 'ok' as const;
