@@ -10,7 +10,7 @@ export interface Diagnostics {
   /** Per traced request kind, the median facts of 5 timelines (3 for Complete). */
   shapes: Record<string, { page: number; response: number; readTx: string; writeMs: number; commitMs: number; logMs: number; newBlobMs: number }>;
   /** Delete Multiple of 1,000: IndexedDB requests issued, time until the last one succeeded, and the commit after it. */
-  deleteMany?: { requests: number; breakdown: string; requestsMs: number; commitMs: number; response: number };
+  deleteMany?: { requests: number; breakdown: string; requestsMs: number; commitMs: number; response: number; /** ms from the fetch event: the body read, checked and parsed before it. */ txOpenedAt: number };
   /** A 1 KiB GET seen from the page, split: signing, until the headers, the body after them (median ms). */
   getSplit?: Record<'sw' | 'floor', { sign: number; headers: number; body: number }>;
   /** Raw IndexedDB put from the page, strict vs relaxed durability, median ms. */
@@ -119,8 +119,9 @@ export async function diagnose({ env, log, bucket }: Ctx): Promise<Diagnostics> 
       requestsMs: last - tx.t0,
       commitMs: tx.t1 - last,
       response: trace.find((e) => e.what.startsWith('response ready'))?.t1 ?? NaN,
+      txOpenedAt: tx.t0,
     };
-    log(`  Delete Multiple 1,000 in the worker: ${inside.length} IndexedDB requests (${breakdown}) over ${out.deleteMany.requestsMs.toFixed(0)} ms, then commit ${out.deleteMany.commitMs.toFixed(0)} ms`);
+    log(`  Delete Multiple 1,000 in the worker: transaction opened at ${tx.t0.toFixed(0)} ms; ${inside.length} IndexedDB requests (${breakdown}) over ${out.deleteMany.requestsMs.toFixed(0)} ms, then commit ${out.deleteMany.commitMs.toFixed(0)} ms`);
   }
   await call(sw, 'dropBlob', 'diag-1k');
   await call(sw, 'dropBlob', 'diag-1m');

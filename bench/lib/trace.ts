@@ -24,7 +24,7 @@ const INSTRUMENT = `(() => {
     obj[name] = function (...a) { const t0 = now(); const p = orig.apply(this, a); p.then(() => mark(label, t0, now()), () => mark(label + ' (failed)', t0, now())); return p; };
   };
   // IndexedDB: each request from its call to its success event; each transaction from creation to complete.
-  for (const [proto, names] of [[IDBObjectStore.prototype, ['get', 'getAll', 'getKey', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor', 'count']], [IDBIndex.prototype, ['openCursor', 'openKeyCursor', 'get', 'getAll']], [IDBCursor.prototype, ['continue']]]) {
+  for (const [proto, names] of [[IDBObjectStore.prototype, ['get', 'getAll', 'getAllKeys', 'getKey', 'put', 'add', 'delete', 'openCursor', 'openKeyCursor', 'count']], [IDBIndex.prototype, ['openCursor', 'openKeyCursor', 'get', 'getAll']], [IDBCursor.prototype, ['continue']]]) {
     for (const n of names) {
       const orig = proto[n];
       if (!orig) continue;
