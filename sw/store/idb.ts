@@ -381,10 +381,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   const uploadCache = new Map<string, UploadRecord>();
   // The body id each recently written or read key had: getObject() reads that body together with
   // the object's record, and uses it only when the record still names it, so a stale entry costs
-  // one needless read, never a wrong answer. Bounded; cleared when full.
+  // one needless read, never a wrong answer. At most 1,000 keys (keys are up to 1 KiB); cleared when full.
   const bodyHints = new Map<string, string>();
   const hintBody = (at: string, id: string) => {
-    if (bodyHints.size >= 10_000) bodyHints.clear();
+    if (bodyHints.size >= 1000) bodyHints.clear();
     bodyHints.set(at, id);
   };
   const dropCaches = () => {
