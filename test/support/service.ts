@@ -13,6 +13,18 @@ export async function newService({ kind = 'idb', ...opts }: Partial<HandlerOptio
   return { handle, store, factory, kind };
 }
 
+/**
+ * Two services over one IndexedDB database (two runtimes: a worker and its successor, or two
+ * tabs' workers), each with its own store instance and so its own caches.
+ */
+export async function twoRuntimes(name: string) {
+  const { IDBFactory } = await import('fake-indexeddb');
+  const { openIdbStore } = await import('../../sw/store/idb.ts');
+  const factory = new IDBFactory();
+  const open = async () => createHandler({ store: await openIdbStore({ indexedDB: factory, name }) });
+  return { a: await open(), b: await open() };
+}
+
 export interface SendOptions {
   headers?: Record<string, string>;
   body?: Body | Uint8Array | Blob;

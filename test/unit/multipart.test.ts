@@ -6,7 +6,7 @@
 // (test/support/stores.ts contents()). Runs over both Node stores, fake-indexeddb and LMDB.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { newService, send, buildRequest, errorCode, type SendOptions } from '../support/service.ts';
+import { newService, send, buildRequest, errorCode, twoRuntimes, type SendOptions } from '../support/service.ts';
 import { STORE_KINDS, contents, type StoreKind } from '../support/stores.ts';
 
 type Svc = Awaited<ReturnType<typeof newService>>;
@@ -1402,14 +1402,6 @@ describe.each(STORE_KINDS)('%s store', (storeKind) => {
 // The IndexedDB store remembers uploads in progress (sw/store/idb.ts, uploadCache): an upload that
 // ended must be gone for every later request, whether this runtime ended it or another one did.
 describe('an ended upload stays ended (IndexedDB store)', () => {
-  async function twoRuntimes() {
-    const { IDBFactory } = await import('fake-indexeddb');
-    const { openIdbStore } = await import('../../sw/store/idb.ts');
-    const { createHandler } = await import('../../sw/core/handler.ts');
-    const factory = new IDBFactory();
-    const open = async () => createHandler({ store: await openIdbStore({ indexedDB: factory, name: 'ended' }) });
-    return { a: await open(), b: await open() };
-  }
   const initiate = async (handle: (r: Request) => Promise<Response>) => {
     expect((await send(handle, 'PUT', `${B}/`)).status).toBe(200);
     const r = await send(handle, 'POST', `${objUrl('k')}?uploads`);
@@ -1418,7 +1410,7 @@ describe('an ended upload stays ended (IndexedDB store)', () => {
 
   for (const end of ['Complete', 'Abort'] as const) {
     it(`after ${end} in this runtime, Upload Part and List Parts answer 404 NoSuchUpload`, async () => {
-      const { a } = await twoRuntimes();
+      const { a } = await twoRuntimes('ended');
       const id = await initiate(a);
       const part = await send(a, 'PUT', partUrl('k', id, 1), { body: 'one' });
       expect(part.status).toBe(200);
@@ -1434,7 +1426,7 @@ describe('an ended upload stays ended (IndexedDB store)', () => {
   }
 
   it('ended by another runtime on the same database: this one answers 404 NoSuchUpload and stores nothing', async () => {
-    const { a, b } = await twoRuntimes();
+    const { a, b } = await twoRuntimes('ended');
     const id = await initiate(a);
     expect((await send(a, 'PUT', partUrl('k', id, 1), { body: 'one' })).status).toBe(200); // a now remembers the upload
     expect((await send(b, 'DELETE', uploadUrl('k', id))).status).toBe(204);

@@ -3,7 +3,7 @@
 // are snapshots, listings page exactly (in IndexedDB's key order, UTF-16 code units, in both).
 import { describe, it, expect } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { newService, send } from '../support/service.ts';
+import { newService, send, twoRuntimes } from '../support/service.ts';
 import { STORE_KINDS, SOUND, contents, integrity, type StoreKind } from '../support/stores.ts';
 
 const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');
@@ -282,20 +282,14 @@ describe('Delete Multiple takes bodies by range only when the run holds nothing 
 // bodyHints). Another runtime on the same database can have replaced it since: the answer must
 // still be the current object's bytes.
 describe('a GET after another runtime replaced the object answers the new bytes (IndexedDB store)', () => {
-  async function twoRuntimes() {
-    const { IDBFactory } = await import('fake-indexeddb');
-    const { openIdbStore } = await import('../../sw/store/idb.ts');
-    const { createHandler } = await import('../../sw/core/handler.ts');
-    const factory = new IDBFactory();
-    const open = async () => createHandler({ store: await openIdbStore({ indexedDB: factory, name: 'hints' }) });
-    const a = await open();
-    const b = await open();
+  async function started() {
+    const { a, b } = await twoRuntimes('hints');
     expect((await send(a, 'PUT', `${B}/`)).status).toBe(200);
     return { a, b };
   }
 
   it('overwritten, deleted and written again, and an old version asked for by id', async () => {
-    const { a, b } = await twoRuntimes();
+    const { a, b } = await started();
     expect((await send(a, 'PUT', `${B}/k`, { body: 'first' })).status).toBe(200);
     expect((await send(a, 'GET', `${B}/k`)).text).toBe('first');
     expect((await send(b, 'PUT', `${B}/k`, { body: 'second' })).status).toBe(200);
