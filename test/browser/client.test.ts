@@ -347,6 +347,25 @@ describe('object methods', () => {
     expect(r.left).toEqual([]);
   });
 
+  // Bodies are deleted by range when their ids, which start with the key, hold nothing else
+  // (sw/store/idb.ts, deleteBodyIds); a moved object keeps its body's id, inside the folder's run.
+  it('deleteObjects of a folder leaves the body of a key moved out of it, and the keys around it', async () => {
+    const r = await run(async ({ sw: { client } }) => {
+      const keys = ['e', 'f/1', 'f/2', 'f/3', 'f/4', 'f/5', 'g'];
+      for (const k of keys) await client.putObject('cl-obj', k, `body of ${k}`);
+      await client.moveObject('cl-obj', 'f/3', 'moved');
+      const del = await client.deleteObjects('cl-obj', ['f/1', 'f/2', 'f/4', 'f/5']);
+      const read = async (k: string) => (await client.getObject('cl-obj', k)).response.text();
+      const left = (await client.listObjects('cl-obj')).objects.map((o) => o.key).filter((k) => ['e', 'g', 'moved'].includes(k) || k.startsWith('f/'));
+      const bodies = { e: await read('e'), g: await read('g'), moved: await read('moved') };
+      await client.deleteObjects('cl-obj', ['e', 'g', 'moved']);
+      return { errors: del.errors, left, bodies };
+    });
+    expect(r.errors).toEqual([]);
+    expect(r.left).toEqual(['e', 'g', 'moved']);
+    expect(r.bodies).toEqual({ e: 'body of e', g: 'body of g', moved: 'body of f/3' });
+  });
+
   it('copyObject, moveObject, putObjectMeta', async () => {
     const r = await run(async ({ sw: { client }, thrown }) => {
       await client.putObject('cl-obj', 'src/photo.bin', 'PHOTO-BYTES', { contentType: 'image/x-test', metadata: { camera: 'pinhole' } });
