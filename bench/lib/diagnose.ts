@@ -13,6 +13,8 @@ export interface Diagnostics {
   deleteMany?: { requests: number; breakdown: string; requestsMs: number; commitMs: number; response: number; /** ms from the fetch event: the body read, checked and parsed before it. */ txOpenedAt: number };
   /** A 1 KiB GET seen from the page, split: signing, until the headers, the body after them (median ms). */
   getSplit?: Record<'sw' | 'floor', { sign: number; headers: number; body: number }>;
+  /** The storage floor worker's GETs traced the same way: its answer, ms after the fetch event, and the page's ms (medians of 5). */
+  storageFloorGet?: Record<string, { page: number; response: number }>;
   /** Raw IndexedDB put from the page, strict vs relaxed durability, median ms. */
   durability: Record<string, { strict: number; relaxed: number }>;
 }
@@ -85,6 +87,28 @@ export async function diagnose({ env, log, bucket }: Ctx): Promise<Diagnostics> 
     log(`  ${name}: ${s.page.toFixed(1)} ms in the page; in the worker, answer at ${s.response.toFixed(1)} ms; read-only transactions answered: ${s.readTx}`
       + (Number.isFinite(s.writeMs) ? `; write transaction ${s.writeMs.toFixed(1)} ms, of which commit ${s.commitMs.toFixed(1)} ms` : '')
       + `; log transaction ${s.logMs.toFixed(1)} ms after`);
+  }
+
+  // The storage floor's GETs, traced in its own worker: what a one-get worker's handler costs.
+  const store = env.pages.store;
+  const floorWorker = env.context.serviceWorkers().find((w) => w.url().startsWith(env.storage.url));
+  if (floorWorker) {
+    out.storageFloorGet = {};
+    for (const [name, size, blobId] of [['GET 1 KiB', KiB, 'diag-1k'], ['GET 1 MiB', MiB, 'diag-1m']] as const) {
+      await call(store, 'makeBlob', blobId, size, 21);
+      await call(store, 'put', 'store', bucket, `${blobId}-`, blobId, 1);
+      const responses: number[] = [];
+      const pageMs: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const s = shape(await traceRequest(floorWorker, async () => {
+          pageMs.push(await call<number>(store, 'get', 'store', bucket, `${blobId}-`, size, 1));
+        }));
+        responses.push(s.response);
+      }
+      await call(store, 'dropBlob', blobId);
+      const f = out.storageFloorGet[name] = { page: median(pageMs), response: median(responses.filter(Number.isFinite)) };
+      log(`  storage floor ${name}: ${f.page.toFixed(1)} ms in the page; in its worker, answer at ${f.response.toFixed(1)} ms`);
+    }
   }
 
   // Complete of 32 parts vs 1 part (16 KiB parts: what Complete does depends on the part count, not the bytes).
