@@ -909,15 +909,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       const size = sizeOf(body);
       return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
-        const upload = await uploadIn(tx, bucket, part.uploadId);
-        if (!upload) return 'noSuchUpload' as const;
+        // The part it replaces is read at the same time (unused when there is no upload).
         const parts = tx.objectStore('parts');
-        const old = await parts.get([part.uploadId, part.partNumber]);
+        const [upload, old] = await Promise.all([uploadIn(tx, bucket, part.uploadId), parts.get([part.uploadId, part.partNumber])]);
+        if (!upload) return 'noSuchUpload' as const;
         if (!(await charge(tx, bucket, size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
         const id = bodyId(bucket, upload.key);
-        await tx.objectStore('bodies').add(record(id));
-        await parts.put({ ...part, bodyId: id });
-        if (old) await tx.objectStore('bodies').delete(old.bodyId);
+        issue(tx.objectStore('bodies').add(record(id)));
+        issue(parts.put({ ...part, bodyId: id }));
+        if (old) issue(tx.objectStore('bodies').delete(old.bodyId));
         return 'ok' as const;
       });
     },
@@ -933,14 +933,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       const done = await bucketWrite(ref, ['uploads', 'parts', 'objects', 'versions', 'bodies'], async (tx, bucket): Promise<ObjectRecord | CompleteRefusal> => {
         // While the upload exists its bucket cannot be deleted (deleteBucket refuses), so the
         // upload's parts all belong to this very bucket.
-        if (!(await uploadIn(tx, bucket, uploadId))) return { refused: 'noSuchUpload' };
-        const parts = completedFrom(list, await tx.objectStore('parts').getAll(partRange(uploadId)), minPartBytes);
+        const [upload, stored] = await Promise.all([uploadIn(tx, bucket, uploadId), tx.objectStore('parts').getAll(partRange(uploadId))]);
+        if (!upload) return { refused: 'noSuchUpload' };
+        const parts = completedFrom(list, stored, minPartBytes);
         if ('refused' in parts) return parts;
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks }, 0, parts.freed);
         if (made === 'quotaExceeded') throw new Error('completing never grows usage');
         await deleteBodyIds(tx, parts.dropped.map((p) => p.bodyId));
-        await tx.objectStore('parts').delete(partRange(uploadId));
-        await tx.objectStore('uploads').delete(uploadId);
+        issue(tx.objectStore('parts').delete(partRange(uploadId)));
+        issue(tx.objectStore('uploads').delete(uploadId));
         return made;
       });
       uploadCache.delete(uploadId);
