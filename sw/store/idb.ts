@@ -338,14 +338,14 @@ async function deleteOne(tx: Tx, bucket: BucketRecord, key: string, versionId?: 
   if (versionId === undefined || current?.versionId === versionId) {
     if (!current) return 'deleted';
     await charge(tx, bucket, -current.size);
-    await objects.delete([bucket.name, key]);
+    issue(objects.delete([bucket.name, key]));
     await deleteBodies(tx, current);
     if (versionId !== undefined) {
       // Deleting the current version by id: the previous version becomes current again.
       const previous = await versions.openCursor(historyRange(bucket.name, key), 'prev');
       if (previous) {
-        await objects.put(previous.value);
-        await previous.delete();
+        issue(objects.put(previous.value));
+        issue(previous.delete());
       }
     }
     return 'deleted';
@@ -353,7 +353,7 @@ async function deleteOne(tx: Tx, bucket: BucketRecord, key: string, versionId?: 
   const version = await versions.get([bucket.name, key, versionId]);
   if (!version) return 'noSuchVersion';
   await charge(tx, bucket, -version.size);
-  await versions.delete([bucket.name, key, versionId]);
+  issue(versions.delete([bucket.name, key, versionId]));
   await deleteBodies(tx, version);
   return 'deleted';
 }
