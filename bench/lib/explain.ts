@@ -92,7 +92,7 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
     if (sp) {
       out.push(`Seen from the page, a 1 KiB GET split in parts (medians): swbucket's client signs in ${sp.sw.sign.toFixed(2)} ms, the response headers arrive ${sp.sw.headers.toFixed(2)} ms after fetch() (floor: ${sp.floor.headers.toFixed(2)} ms), and reading the body takes ${sp.sw.body.toFixed(2)} ms more (floor, from memory: ${sp.floor.body.toFixed(2)} ms). The headers are the worker's handler (the transactions above); a body up to 16 KiB is stored and answered as bytes, not as a Blob file (sw/store/idb.ts, \`INLINE_MAX_BYTES\`).`, '');
     }
-    out.push('What is left is the service around the read, which the storage floor does not do: routing, the signature check (WebCrypto\'s verify, an asynchronous step of its own), the bucket check, and the response headers (CORS, request id, the object\'s own headers); together about 0.5–0.8 ms a request in the traces, against one IndexedDB round trip of 0.2–0.5 ms. Against the in-memory floor, no stored read can close the gap for 1 KiB: the floor answers bytes it already holds, while any durable store makes at least one IndexedDB round trip.', '');
+    out.push('What is left is the service around the read, which the storage floor does not do: routing, the signature check (WebCrypto\'s verify, an asynchronous step of its own), the bucket check, and the response headers (CORS, request id, the object\'s own headers): the handler\'s difference traced above. Against the in-memory floor, no stored read can close the gap for 1 KiB: the floor answers bytes it already holds, while any durable store makes at least one IndexedDB round trip.', '');
     misses.push(out.join('\n'));
   }
 
