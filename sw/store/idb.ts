@@ -25,7 +25,7 @@ import type {
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
   UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
-import { ROOT_ACCOUNT_RECORD } from './types.ts';
+import { ROOT_ACCOUNT_RECORD, asBlob } from './types.ts';
 import { ObjectsPage, VersionsPage } from './listing.ts';
 import { completedFrom } from './parts.ts';
 
@@ -57,7 +57,7 @@ const sizeOf = (body: Bytes): number => (body instanceof Blob ? body.size : body
 /** The record for a body, a small Blob's bytes read beforehand (outside any transaction). */
 async function bodyRecordOf(body: Bytes): Promise<(id: string) => BodyRecord> {
   if (sizeOf(body) > INLINE_MAX_BYTES) {
-    const blob = body instanceof Blob ? body : new Blob([body]);
+    const blob = asBlob(body);
     return (id) => ({ id, blob });
   }
   const bytes = body instanceof Blob ? new Uint8Array(await body.arrayBuffer()) : body;
@@ -383,9 +383,11 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   // the object's record, and uses it only when the record still names it, so a stale entry costs
   // one needless read, never a wrong answer. At most 1,000 keys (keys are up to 1 KiB); cleared when full.
   const bodyHints = new Map<string, string>();
-  const hintBody = (at: string, id: string) => {
+  const hintKey = (ref: BucketRef, key: string) => `${ref.id}\u0000${key}`;
+  const hintOf = (ref: BucketRef, key: string) => bodyHints.get(hintKey(ref, key));
+  const hintBody = (ref: BucketRef, key: string, id: string) => {
     if (bodyHints.size >= 1000) bodyHints.clear();
-    bodyHints.set(at, id);
+    bodyHints.set(hintKey(ref, key), id);
   };
   const dropCaches = () => {
     generation++;
@@ -683,17 +685,16 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
     getObject(ref: BucketRef, key: string, versionId?: number) {
       const bucket = ref.name;
-      const hintAt = `${ref.id}\u0000${key}`;
       return bucketRead(ref, ['objects', 'versions', 'bodies'], async (tx) => {
         // The body this key had when last seen is read together with the record: one round trip
         // instead of two when it is still the one, and only wasted reading when it is not.
-        const hint = versionId === undefined ? bodyHints.get(hintAt) : undefined;
+        const hint = versionId === undefined ? hintOf(ref, key) : undefined;
         const guess = hint === undefined ? undefined : tx.objectStore('bodies').get(hint);
         guess?.catch(() => {}); // its failure fails the transaction, and so the read, anyway
         const object = await readVersion(tx, bucket, key, versionId);
         if (!object) return undefined;
         const only = object.chunks.length === 1 ? object.chunks[0]!.id : undefined;
-        if (versionId === undefined && only !== undefined) hintBody(hintAt, only);
+        if (versionId === undefined && only !== undefined) hintBody(ref, key, only);
         const blobs = await Promise.all(object.chunks.map((c) => (c.id === hint && guess ? guess : tx.objectStore('bodies').get(c.id))));
         const parts = blobs.map((b, i) => {
           if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
@@ -735,7 +736,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size }] }, size);
         if (made !== 'quotaExceeded') {
           issue(tx.objectStore('bodies').add(record(id)));
-          hintBody(`${ref.id}\u0000${object.key}`, id); // a hint only: harmless if this never commits
+          hintBody(ref, object.key, id); // a hint only: harmless if this never commits
         }
         return made;
       });
