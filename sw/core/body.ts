@@ -115,12 +115,35 @@ export function declaredLength(ctx: Context, required: boolean): number | undefi
   return Number(value);
 }
 
+/**
+ * The request's body as a stream, and its size when the engine made us learn it first.
+ *
+ * Firefox (ESR 153, in pages and workers) has no `Request.prototype.body`: there `body` is
+ * undefined while blob() holds every byte. An absent property is a missing feature, never "no
+ * body": taking it for one acknowledged every upload and stored nothing. Such a body is read with
+ * blob() (Firefox keeps a large one in a file, not in the worker's heap: docs/browser.md, "Request
+ * bodies"), so its size is known before a byte of it is hashed.
+ */
+export async function requestBody(req: Request): Promise<{ stream: ReadableStream<Uint8Array> | null; size?: number }> {
+  if ('body' in req) return { stream: req.body };
+  let blob: Blob;
+  try {
+    blob = await (req as Request).blob();
+  } catch {
+    throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
+  }
+  return { stream: blob.size === 0 ? null : (blob.stream() as ReadableStream<Uint8Array>), size: blob.size };
+}
+
 export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
   const declared = declaredLength(ctx, l.requireLength);
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   const room = l.room ?? Infinity;
   if (declared !== undefined && declared > room) overQuota();
+  const { stream, size: known } = await requestBody(ctx.req);
+  if (known !== undefined && known > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
+  if (known !== undefined && known > room) overQuota();
 
   const md5 = await createMd5();
   const gathered = new Gathered();
@@ -131,7 +154,7 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   // Blobs to disk, storing the next ones failed ("Failed to write blobs (InvalidBlob)", the 1 GiB
   // of PUTs in test/browser/archive.test.ts, every time). The chunks a default reader hands over are
   // that garbage.
-  const reader = ctx.req.body?.getReader();
+  const reader = stream?.getReader();
   if (reader) {
     try {
       for (;;) {

@@ -8,6 +8,7 @@ import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { requireCaller } from '../access.ts';
 import { xmlResponse } from '../xml.ts';
+import { requestBody } from '../body.ts';
 import { contentDisposition } from '../http.ts';
 import {
   ARCHIVE_FORMAT, ARCHIVE_VERSION, MANIFEST_NAME, fileNamer, malformed, readManifest,
@@ -349,8 +350,9 @@ export async function importArchive(ctx: Context): Promise<Response> {
   const caller = requireRoot(ctx);
   const conflict = conflictOf(ctx);
   const store = ctx.store;
-  if (!ctx.req.body) fail('MalformedArchive', 'The request has no body: send the archive (a tar file) as the body.');
-  const entries = ctx.req.body!.pipeThrough(createTarDecoder({ strict: true }));
+  const { stream } = await requestBody(ctx.req);
+  if (!stream) fail('MalformedArchive', 'The request has no body: send the archive (a tar file) as the body.');
+  const entries = stream!.pipeThrough(createTarDecoder({ strict: true }));
   const reader = entries.getReader();
   const next = async (): Promise<ParsedTarEntry | undefined> => {
     for (;;) {
