@@ -28,13 +28,14 @@ import { join, resolve } from 'node:path';
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import { StoreQuotaError } from '../sw/store/errors.ts';
 import type {
-  Account, Acl, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
+  Account, Acl, Stored, BucketRecord, BucketRef, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store, Bytes,
   UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from '../sw/store/types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../sw/store/types.ts';
 import { ObjectsPage, VersionsPage } from '../sw/store/listing.ts';
 import { completedFrom } from '../sw/store/parts.ts';
+import { blobOf } from '../sw/store/pieces.ts';
 
 
 /** The layout below; a directory written by a later layout is refused rather than misread. */
@@ -489,8 +490,8 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
     return get(versions, tupleKey([bucket, key, versionId]), o);
   }
 
-  const bytesOf = async (body: Bytes): Promise<Buffer> =>
-    body instanceof Blob ? Buffer.from(await body.arrayBuffer()) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const bytesOf = async (body: Stored): Promise<Buffer> =>
+    body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : Buffer.from(await (await blobOf(body)).arrayBuffer());
 
   const store: LmdbStore = {
     path: dir,
@@ -616,7 +617,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
       });
     },
 
-    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes) {
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Stored) {
       const bytes = await bytesOf(body);
       return bucketWrite(ref, bytes.length, (bucket) => {
         const id = newId();

@@ -23,9 +23,10 @@ import { StoreQuotaError, isQuotaError } from './errors.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, DeleteOutcome, ListObjectsOptions, ListObjectsResult,
   ListMultipartUploadsOptions, ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, QuotaRefusal, Store,
-  UploadRecord, VersioningStatus, WriteResult, WriteTarget,
+  Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget,
 } from './types.ts';
-import { ROOT_ACCOUNT_RECORD, asBlob } from './types.ts';
+import { ROOT_ACCOUNT_RECORD } from './types.ts';
+import { PieceBody, blobOf, cutIntoPieces, type PieceReader, type Segment } from './pieces.ts';
 import { ObjectsPage, VersionsPage } from './listing.ts';
 import { completedFrom } from './parts.ts';
 
@@ -34,15 +35,20 @@ interface Schema extends DBSchema {
   buckets: { key: string; value: BucketRecord };
   objects: { key: [string, string]; value: ObjectRecord };
   versions: { key: [string, string, number]; value: ObjectRecord };
-  /** A body's bytes: a Blob, or for a small one the bytes themselves (see inline()). */
+  /** A body's bytes: a Blob, for a small one the bytes themselves, or where Blobs are refused the count of its pieces. */
   bodies: { key: string; value: BodyRecord };
+  /** The pieces of the bodies kept as pieces (sw/store/pieces.ts), by [body id, index]. */
+  pieces: { key: [string, number]; value: Uint8Array };
   uploads: { key: string; value: UploadRecord; indexes: { byBucketKey: [string, string, string] } };
   parts: { key: [string, number]; value: PartRecord };
   /** One record per account whose stored usedBytes is exact; a missing one means "recompute". */
   'usage-exact': { key: string; value: { accessKeyId: string } };
 }
 
-type BodyRecord = { id: string; blob: Blob; bytes?: undefined } | { id: string; bytes: Uint8Array; blob?: undefined };
+type BodyRecord =
+  | { id: string; blob: Blob; bytes?: undefined; pieces?: undefined }
+  | { id: string; bytes: Uint8Array; blob?: undefined; pieces?: undefined }
+  | { id: string; pieces: number; pieceBytes: number; size: number; blob?: undefined; bytes?: undefined };
 
 /**
  * Bodies up to this size are kept as bytes in their record, not as a Blob: Chromium keeps every
@@ -52,20 +58,105 @@ type BodyRecord = { id: string; blob: Blob; bytes?: undefined } | { id: string; 
  */
 const INLINE_MAX_BYTES = 16 * 1024;
 
-const sizeOf = (body: Bytes): number => (body instanceof Blob ? body.size : body.byteLength);
+/**
+ * Where IndexedDB refuses Blobs, a body is kept as pieces of this size: a range reads only the
+ * pieces it covers, and a whole GET streams them a few at a time (sw/store/pieces.ts).
+ */
+const PIECE_BYTES = 256 * 1024;
 
-/** The record for a body, a small Blob's bytes read beforehand (outside any transaction). */
-async function bodyRecordOf(body: Bytes): Promise<(id: string) => BodyRecord> {
-  if (sizeOf(body) > INLINE_MAX_BYTES) {
-    const blob = asBlob(body);
-    return (id) => ({ id, blob });
+/**
+ * A body kept as pieces that is at most this large is read whole inside the GET's own
+ * transaction, so it is seen as one snapshot with its record; a larger one streams, a batch of
+ * pieces per read, and fails mid-way (never mixing bytes) when it is deleted while it streams.
+ */
+const SNAPSHOT_BYTES = 1024 * 1024;
+
+const sizeOf = (body: Stored): number => (body instanceof Uint8Array ? body.byteLength : body.size);
+
+/** How this store keeps a body: as a Blob, or as pieces where IndexedDB refuses Blobs. */
+export type BodyForm = 'blobs' | 'pieces';
+
+/** Writes a body's records into a write's transaction, under the id the write gives it. */
+type BodyWriter = (tx: Tx, id: string) => void;
+
+/** A body's records, everything read beforehand (outside any transaction). */
+async function bodyWriterOf(body: Stored, form: BodyForm, sizes: BodySizes): Promise<BodyWriter> {
+  const size = sizeOf(body);
+  if (size <= sizes.inlineMaxBytes) {
+    const bytes = body instanceof Uint8Array ? body : new Uint8Array(await (await blobOf(body)).arrayBuffer());
+    return (tx, id) => issue(tx.objectStore('bodies').add({ id, bytes }));
   }
-  const bytes = body instanceof Blob ? new Uint8Array(await body.arrayBuffer()) : body;
-  return (id) => ({ id, bytes });
+  if (form === 'blobs') {
+    const blob = await blobOf(body);
+    return (tx, id) => issue(tx.objectStore('bodies').add({ id, blob }));
+  }
+  const pieceBytes = sizes.pieceBytes;
+  const pieces = await cutIntoPieces(body, pieceBytes);
+  return (tx, id) => {
+    issue(tx.objectStore('bodies').add({ id, pieces: pieces.length, pieceBytes, size }));
+    const store = tx.objectStore('pieces');
+    pieces.forEach((piece, i) => issue(store.add(piece, [id, i])));
+  };
 }
 
-/** A stored body as read: the Blob, or the bytes of a small one, as they are. */
+/** A stored body as read: the Blob, or the bytes of a small one, as they are (not one kept as pieces). */
 const bytesOf = (record: BodyRecord): Bytes => record.blob ?? (record.bytes as Uint8Array<ArrayBuffer>);
+
+/** A transaction over `names` also spans `pieces` when it spans `bodies`: a body may be kept as pieces. */
+const scope = (names: Names[]): Names[] => (names.includes('bodies') && !names.includes('pieces') ? [...names, 'pieces'] : names);
+
+/** A key no body id can be (ids start with a bucket's UUID): the probe below writes it and never commits. */
+const PROBE_ID = '\uffffprobe';
+
+/**
+ * Whether this IndexedDB refuses Blob values: WebKit with ephemeral storage (Safari's private
+ * windows, WebKitGTK's automation sessions) fails every put of one ("Error preparing Blob/File
+ * data to be stored in object store"). Asked once as the store opens, with a one-byte Blob in a
+ * transaction that is aborted: nothing is written. A refusal for room is not an answer (a full
+ * origin refuses every put), so it counts as "Blobs are kept".
+ */
+async function refusesBlobs(d: IDBDatabase): Promise<boolean> {
+  const tx = d.transaction('bodies', 'readwrite', { durability: 'relaxed' });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const r = tx.objectStore('bodies').put({ id: PROBE_ID, blob: new Blob([new Uint8Array([1])]) });
+      r.onsuccess = () => resolve();
+      r.onerror = (event) => {
+        event.preventDefault();
+        reject(r.error);
+      };
+    });
+    return false;
+  } catch (e) {
+    return !isQuotaError(e);
+  } finally {
+    try {
+      tx.abort();
+    } catch {
+      // already ended
+    }
+  }
+}
+
+/** Pieces read back as one body's bytes. */
+function joined(pieces: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/** Every piece of one body, or of a run of bodies from `first` to `last`, in the [id, index] piece store. */
+const piecesOf = (first: string, last = first) => IDBKeyRange.bound([first], [last, []]);
+
+interface BodySizes {
+  inlineMaxBytes: number;
+  pieceBytes: number;
+  snapshotBytes: number;
+}
 
 type Names = StoreNames<Schema>;
 type Db = IDBPDatabase<Schema>;
@@ -152,6 +243,12 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
   },
   (_db, tx) => giveBucketsIdentities(tx),
   (db, tx) => markUsageExact(db, tx),
+  // Step 4 was a store for bodies written ahead of their object, taken out before it was released.
+  () => {},
+  (db) => {
+    if (db.objectStoreNames.contains('staged')) db.deleteObjectStore('staged');
+    db.createObjectStore('pieces');
+  },
 ];
 
 /**
@@ -179,6 +276,12 @@ export interface IdbStoreOptions {
   /** The IDBFactory to use: the browser's `indexedDB`, or fake-indexeddb's in Node. */
   indexedDB?: IDBFactory;
   name?: string;
+  /**
+   * How bodies are kept: 'detect' (default) stores Blobs unless this IndexedDB refuses them, then
+   * pieces. Tests force 'pieces', with small `sizes` so that small bodies are cut too.
+   */
+  bodies?: 'detect' | BodyForm;
+  sizes?: Partial<BodySizes>;
 }
 
 // ---- steps used inside one write transaction ------------------------------------------------
@@ -195,14 +298,29 @@ async function deleteBodies(tx: Tx, object: { chunks: { id: string }[] } | undef
  */
 async function deleteBodyIds(tx: Tx, ids: string[]): Promise<void> {
   const bodies = tx.objectStore('bodies');
+  const withPieces = mayHavePieces.has(unwrap(tx).db);
   if (ids.length > 2) {
     const sorted = [...ids].sort(); // code-unit order, as IndexedDB compares strings
-    const run = IDBKeyRange.bound(sorted[0]!, sorted[sorted.length - 1]!);
+    const first = sorted[0]!;
+    const last = sorted[sorted.length - 1]!;
+    const run = IDBKeyRange.bound(first, last);
     const held = await bodies.getAllKeys(run, sorted.length + 1);
-    if (held.length === sorted.length && held.every((id, i) => id === sorted[i])) return issue(bodies.delete(run));
+    if (held.length === sorted.length && held.every((id, i) => id === sorted[i])) {
+      if (withPieces) issue(tx.objectStore('pieces').delete(piecesOf(first, last)));
+      return issue(bodies.delete(run));
+    }
   }
-  for (const id of ids) issue(bodies.delete(id));
+  for (const id of ids) {
+    issue(bodies.delete(id));
+    if (withPieces) issue(tx.objectStore('pieces').delete(piecesOf(id)));
+  }
 }
+
+/**
+ * The databases where bodies may be kept as pieces (this store writes them, or found some when it
+ * opened): only there does deleting a body also delete its pieces, a request more per body.
+ */
+const mayHavePieces = new WeakSet<IDBDatabase>();
 
 /** The stores exactUsage() reads, besides `usage-exact` and `accounts`. */
 const USAGE_STORES: Names[] = ['usage-exact', 'accounts', 'buckets', 'objects', 'versions', 'uploads', 'parts'];
@@ -360,9 +478,10 @@ async function deleteOne(tx: Tx, bucket: BucketRecord, key: string, versionId?: 
 
 // ---- the store -------------------------------------------------------------------------------
 
-export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store & { db(): Promise<Db> }> {
+export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store & { db(): Promise<Db>; readonly bodyForm: BodyForm }> {
   const factory = options.indexedDB ?? globalThis.indexedDB;
   const name = options.name ?? 'swbucket';
+  const sizes: BodySizes = { inlineMaxBytes: INLINE_MAX_BYTES, pieceBytes: PIECE_BYTES, snapshotBytes: SNAPSHOT_BYTES, ...options.sizes };
   let current: Promise<Db> | null = null;
 
   // Accounts and buckets are read on every request (who is calling, who owns the bucket) and
@@ -405,7 +524,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
   // Opened now, and again on the next use after a close: a newer worker's schema upgrade closes us (docs/browser.md, "Close on versionchange").
   const db = (): Promise<Db> => {
-    current ??= openDatabase(factory, name).then((d) => {
+    current ??= openDatabase(factory, name).then(async (d) => {
+      // Bodies kept as pieces before (by this engine, or one that shares the database) are deleted with their pieces.
+      if ((await d.count('pieces')) > 0) mayHavePieces.add(unwrap(d));
       const forget = () => {
         current = null;
         dropCaches();
@@ -422,7 +543,20 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     });
     return current;
   };
-  await db();
+  const bodyForm: BodyForm = options.bodies === 'blobs' || options.bodies === 'pieces'
+    ? options.bodies
+    : (await refusesBlobs(unwrap(await db()))) ? 'pieces' : 'blobs';
+  /** A body's records, read beforehand; a database that gets pieces deletes them with their bodies. */
+  const bodyWriter = async (body: Stored): Promise<BodyWriter> => {
+    const writeBody = await bodyWriterOf(body, bodyForm, sizes);
+    return (tx, id) => {
+      if (bodyForm === 'pieces') mayHavePieces.add(unwrap(tx).db);
+      writeBody(tx, id);
+    };
+  };
+  /** Pieces `first`…`last` of a body, read in a transaction of their own (a GET streaming a large body). */
+  const readPieces: PieceReader = async (id, first, last) =>
+    (await db()).getAll('pieces', IDBKeyRange.bound([id, first], [id, last]));
 
   // Group commit. Strict writes that arrive while one is committing wait for it, then run together,
   // one after another, in one transaction: one flush for all of them instead of one each (with four
@@ -466,7 +600,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   }
 
   async function writeAlone<T>(names: Names[], body: (tx: Tx) => Promise<T>, durability: IDBTransactionDurability = 'strict'): Promise<T> {
-    const tx = (await db()).transaction(names, 'readwrite', { durability });
+    const tx = (await db()).transaction(scope(names), 'readwrite', { durability });
     tx.done.catch(() => {}); // `ended` reports its outcome instead
     // The transaction's own error, read once it has ended: idb's `done` rejects while a failed
     // request's error event passes, before the browser has set it. A write issued without
@@ -564,7 +698,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
    * reads); what they found in a bucket that turns out to be another one is dropped.
    */
   async function bucketRead<T>(ref: BucketRef, names: Names[], body: (tx: ReadTx) => Promise<T>): Promise<T | 'noSuchBucket'> {
-    const tx = (await db()).transaction(['buckets', ...names], 'readonly');
+    const tx = (await db()).transaction(scope(['buckets', ...names]), 'readonly');
     const [bucket, result] = await Promise.all([sameBucket(tx, ref), body(tx)]);
     return bucket ? result : 'noSuchBucket';
   }
@@ -583,7 +717,10 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
   const store = {
     db,
-    blobsAreHandles: true,
+    /** Blobs, or pieces where this engine's IndexedDB refuses Blobs. */
+    bodyForm,
+    // A body kept as pieces is read into memory when it is made a Blob: an export streams those one at a time.
+    blobsAreHandles: bodyForm === 'blobs',
     close() {
       void current?.then((d) => d.close());
       current = null;
@@ -685,7 +822,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
 
     getObject(ref: BucketRef, key: string, versionId?: number) {
       const bucket = ref.name;
-      return bucketRead(ref, ['objects', 'versions', 'bodies'], async (tx) => {
+      return bucketRead(ref, ['objects', 'versions', 'bodies', 'pieces'], async (tx) => {
         // The body this key had when last seen is read together with the record: one round trip
         // instead of two when it is still the one, and only wasted reading when it is not.
         const hint = versionId === undefined ? hintOf(ref, key) : undefined;
@@ -695,13 +832,24 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         if (!object) return undefined;
         const only = object.chunks.length === 1 ? object.chunks[0]!.id : undefined;
         if (versionId === undefined && only !== undefined) hintBody(ref, key, only);
-        const blobs = await Promise.all(object.chunks.map((c) => (c.id === hint && guess ? guess : tx.objectStore('bodies').get(c.id))));
-        const parts = blobs.map((b, i) => {
+        const records = await Promise.all(object.chunks.map((c) => (c.id === hint && guess ? guess : tx.objectStore('bodies').get(c.id))));
+        const found = records.map((b, i) => {
           if (!b) throw new Error(`body ${object.chunks[i]?.id} of ${bucket}/${key} is missing`);
-          return bytesOf(b);
+          return b;
         });
+        let parts: Bytes[];
+        if (found.some((r) => r.pieces !== undefined)) {
+          const segments = found.map((r, i): Segment => (r.pieces === undefined
+            ? { size: object.chunks[i]!.size, bytes: bytesOf(r) }
+            : { size: r.size, id: r.id, pieceBytes: r.pieceBytes }));
+          if (object.size > sizes.snapshotBytes) return { object, body: new PieceBody(segments, readPieces) as Stored };
+          // Small enough to read in this transaction, as one snapshot with the record.
+          parts = await Promise.all(segments.map(async (seg) => ('bytes' in seg ? seg.bytes : joined(await tx.objectStore('pieces').getAll(piecesOf(seg.id))))));
+        } else {
+          parts = found.map(bytesOf);
+        }
         // One chunk is served as is; several are composed without copying bytes.
-        const body = parts.length === 1 ? parts[0]! : new Blob(parts);
+        const body: Stored = parts.length === 1 ? parts[0]! : new Blob(parts);
         return { object, body };
       });
     },
@@ -728,14 +876,14 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       return freed + Math.max(0, owner.quotaBytes - used);
     },
 
-    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Bytes) {
-      const record = await bodyRecordOf(body);
+    async putObject(ref: BucketRef, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, body: Stored) {
+      const writeBody = await bodyWriter(body);
       const size = sizeOf(body);
       return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
         const id = bodyId(bucket, object.key);
         const made = await makeCurrent(tx, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size }] }, size);
         if (made !== 'quotaExceeded') {
-          issue(tx.objectStore('bodies').add(record(id)));
+          writeBody(tx, id);
           hintBody(ref, object.key, id); // a hint only: harmless if this never commits
         }
         return made;
@@ -748,7 +896,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
       body: Blob,
       how: { current: boolean; replace: boolean },
     ) {
-      const bodyRecord = await bodyRecordOf(body);
+      const writeBody = await bodyWriter(body);
       return bucketWrite(ref, ['objects', 'versions', 'bodies'], async (tx, bucket) => {
         const objects = tx.objectStore('objects');
         const versions = tx.objectStore('versions');
@@ -768,7 +916,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         const id = bodyId(bucket, object.key);
         const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] };
         await (how.current ? objects : versions).put(record);
-        await tx.objectStore('bodies').add(bodyRecord(id));
+        writeBody(tx, id);
         if (v !== undefined && v >= bucket.nextVersionId) await tx.objectStore('buckets').put({ ...bucket, nextVersionId: v + 1 });
         return 'ok' as const;
       });
@@ -906,7 +1054,7 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
     },
 
     async uploadPart(ref: BucketRef, part: Omit<PartRecord, 'bodyId'>, body: Bytes) {
-      const record = await bodyRecordOf(body);
+      const writeBody = await bodyWriter(body);
       const size = sizeOf(body);
       return bucketWrite(ref, ['uploads', 'parts', 'bodies'], async (tx, bucket) => {
         // Checked inside the step: a part racing Abort or Complete lands before it or not at all.
@@ -916,9 +1064,9 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
         if (!upload) return 'noSuchUpload' as const;
         if (!(await charge(tx, bucket, size - (old?.size ?? 0)))) return 'quotaExceeded' as const;
         const id = bodyId(bucket, upload.key);
-        issue(tx.objectStore('bodies').add(record(id)));
+        writeBody(tx, id);
         issue(parts.put({ ...part, bodyId: id }));
-        if (old) issue(tx.objectStore('bodies').delete(old.bodyId));
+        if (old) await deleteBodyIds(tx, [old.bodyId]);
         return 'ok' as const;
       });
     },

@@ -143,6 +143,19 @@ export type Bytes = Blob | Uint8Array<ArrayBuffer>;
 
 export const asBlob = (body: Bytes): Blob => (body instanceof Blob ? body : new Blob([body]));
 
+/**
+ * Stored bytes read only when streamed, where a store keeps bodies as pieces rather than Blobs
+ * (sw/store/pieces.ts). Sliced like a Blob; nothing is read until stream() is pulled.
+ */
+export interface Pieces {
+  readonly size: number;
+  slice(start?: number, end?: number): Pieces;
+  stream(): ReadableStream<Uint8Array<ArrayBuffer>>;
+}
+
+/** An object's bytes as a read hands them over: in hand, or kept as pieces and read on demand. */
+export type Stored = Bytes | Pieces;
+
 /** What one entry of a Delete Multiple did. */
 export type DeleteOutcome = 'deleted' | 'noSuchVersion';
 
@@ -181,7 +194,7 @@ export interface Store {
   /** Metadata only; the current object, or with `versionId` that version (current or historical). */
   headObject(bucket: BucketRef, key: string, versionId?: number): Promise<ObjectRecord | undefined | NoSuchBucket>;
   /** Metadata and bytes read in one snapshot: a racing write is seen whole or not at all. */
-  getObject(bucket: BucketRef, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Bytes } | undefined | NoSuchBucket>;
+  getObject(bucket: BucketRef, key: string, versionId?: number): Promise<{ object: ObjectRecord; body: Stored } | undefined | NoSuchBucket>;
   /**
    * Bytes a write to `target` may bring without passing the bucket owner's quota, as things stand:
    * what the quota leaves, plus what the write would free (the object it replaces when versioning
@@ -197,7 +210,7 @@ export interface Store {
   putObject(
     bucket: BucketRef,
     object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>,
-    body: Bytes,
+    body: Stored,
   ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
   /**
    * Puts back one stored version from an archive exactly as it was recorded (ETag, dates, headers,

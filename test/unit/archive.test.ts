@@ -26,6 +26,8 @@ const MODES: [string, () => Promise<Svc>][] = [
   }],
   // The server's --data store: its reads copy, so its export streams.
   ['lmdb', () => freshService({ kind: 'lmdb' })],
+  // IndexedDB keeping bodies as pieces (where it refuses Blobs): its export streams them too.
+  ['pieces', () => freshService({ kind: 'idb-pieces' })],
 ];
 
 const S = 'http://svc.localhost';

@@ -73,11 +73,21 @@ describe.each(STORE_KINDS)('%s store', (kind: StoreKind) => {
       }
       await Promise.all(writes);
       const known = new Set(versions.map((v) => md5(v)));
+      let whole = 0;
       for (const r of await Promise.all(reads)) {
-        const body = new Uint8Array(await r.arrayBuffer());
-        expect(known.has(md5(body))).toBe(true);
-        expect(r.headers.get('etag')).toBe(`"${md5(body)}"`);
+        // A body kept as pieces and larger than a snapshot streams after its record was read: when
+        // it is replaced meanwhile, the read breaks off (as a server's would), never mixing bytes.
+        const read = await r.arrayBuffer().then((b) => new Uint8Array(b), (e: Error) => e);
+        if (read instanceof Error && kind === 'idb-pieces') {
+          expect(read.message).toMatch(/deleted or replaced while it was being read/);
+          continue;
+        }
+        if (read instanceof Error) throw read;
+        whole++;
+        expect(known.has(md5(read))).toBe(true);
+        expect(r.headers.get('etag')).toBe(`"${md5(read)}"`);
       }
+      if (kind !== 'idb-pieces') expect(whole).toBe(versions.length - 1);
     });
   });
 

@@ -16,7 +16,8 @@ import {
 } from '../archive.ts';
 import { createMd5 } from '../../../protocol/md5.ts';
 import { VERSION } from '../../../protocol/version.ts';
-import { asBlob, type BucketRecord, type BucketRef, type ObjectRecord, type Store } from '../../store/types.ts';
+import { asBlob, type BucketRecord, type BucketRef, type ObjectRecord, type Pieces, type Store } from '../../store/types.ts';
+import { blobOf, isPieces } from '../../store/pieces.ts';
 import type { Context } from '../context.ts';
 
 function requireRoot(ctx: Context) {
@@ -78,7 +79,7 @@ async function describe(ctx: Context, snapshot: boolean): Promise<{ manifest: Ma
         if (found === 'noSuchBucket') return fail('NoSuchBucket', `The bucket "${bucket.name}" was deleted during the export.`);
         if (!found) continue;
         object = found.object;
-        body = asBlob(found.body);
+        body = await blobOf(found.body);
       }
       const { chunks: _chunks, bucket: _bucket, key, ...record } = object;
       const o = { bucket: bucket.name, key, current: listed.current, ...record };
@@ -146,7 +147,7 @@ const END_OF_ARCHIVE = new Uint8Array(1024);
 
 interface Entry {
   header: TarHeader & { size: number };
-  body(): Promise<Blob>;
+  body(): Promise<Blob | Pieces>;
 }
 
 /**
@@ -156,7 +157,7 @@ interface Entry {
 async function composed(entries: Entry[]): Promise<Blob> {
   const parts: BlobPart[] = [];
   for (const e of entries) {
-    parts.push(...(await headerBlocks(e.header)) as Uint8Array<ArrayBuffer>[], await e.body(), padding(e.header.size));
+    parts.push(...(await headerBlocks(e.header)) as Uint8Array<ArrayBuffer>[], await blobOf(await e.body()), padding(e.header.size));
   }
   parts.push(END_OF_ARCHIVE);
   return new Blob(parts, { type: 'application/x-tar' });
@@ -208,7 +209,7 @@ export async function exportArchive(ctx: Context): Promise<Response> {
         if (found === 'noSuchBucket' || !found || found.object.etag !== o.etag || found.object.lastModified !== o.lastModified) {
           throw new Error(`"${o.key}" in ${o.bucket} changed during the export; export again.`);
         }
-        return asBlob(found.body);
+        return isPieces(found.body) ? found.body : asBlob(found.body);
       },
     })),
   ];

@@ -9,7 +9,8 @@ import {
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
 import { isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { STANDARD_HEADERS, asBlob, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
+import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
+import { blobOf, responseBody } from '../../store/pieces.ts';
 import type { Context } from '../context.ts';
 
 const META_PREFIX = 'x-svc-meta-';
@@ -133,17 +134,17 @@ export async function getObject(ctx: Context): Promise<Response> {
     const fallback = ctx.query.get('ifNotFound');
     const other = fallback ? inBucket(await ctx.store.getObject(bucket, fallback)) : undefined;
     if (!other) return fail('NoSuchKey');
-    return new Response(other.body, { status: 404, headers: objectResponseHeaders(other.object, download) });
+    return new Response(responseBody(other.body), { status: 404, headers: objectResponseHeaders(other.object, download) });
   }
   const { object, body } = found;
   if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
   const headers = objectResponseHeaders(object, download);
   const range = ctx.req.headers.get('range');
-  if (range === null) return new Response(body, { status: 200, headers });
+  if (range === null) return new Response(responseBody(body), { status: 200, headers });
   const { start, end } = parseRange(range, object.size);
   headers.set('content-range', `bytes ${start}-${end}/${object.size}`);
   headers.set('content-length', String(end - start + 1));
-  return new Response(body.slice(start, end + 1), { status: 206, headers });
+  return new Response(responseBody(body.slice(start, end + 1)), { status: 206, headers });
 }
 
 export async function headObject(ctx: Context): Promise<Response> {
@@ -237,7 +238,7 @@ export async function copyObject(ctx: Context): Promise<Response> {
   const found = inBucket(await ctx.store.getObject(from, source.key)) ?? fail('NoSuchKey');
   const { object, body } = found;
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
-  const etag = isMultipart(object) ? await md5OfBlob(asBlob(body)) : object.etag;
+  const etag = isMultipart(object) ? await md5OfBlob(await blobOf(body)) : object.etag;
   const made = written(await ctx.store.putObject(destination, {
     key: ctx.key,
     size: object.size,
