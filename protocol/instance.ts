@@ -35,4 +35,12 @@ export interface WorkerHello {
   endpoint: string;
   mount: string;
   name: string;
+  /**
+   * How the worker's store keeps bodies: as Blobs, or as pieces where this browser's IndexedDB
+   * refuses Blobs (WebKit with ephemeral storage, as in Safari's private windows). Absent when the
+   * store could not be opened, or from a worker older than 0.1.0's engine report.
+   */
+  bodies?: 'blobs' | 'pieces';
+  /** False where the worker's requests have no `body` stream (Firefox): bodies are read whole with blob() first. */
+  requestBodyStream?: boolean;
 }

@@ -58,17 +58,21 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   const hello: WorkerHello = { swbucket: VERSION, endpoint, mount, name };
   const log = options.log === false ? null : createRequestLog({ indexedDB: self.indexedDB, database: names.logDatabase, channel: names.logChannel });
   let handle: Promise<Handle> | null = null;
+  let bodyForm: WorkerHello['bodies'];
 
   // Opened on the first request and kept while the worker lives; a failed open is tried again.
   function handler(): Promise<Handle> {
     handle ??= openIdbStore({ indexedDB: self.indexedDB, name: names.database }).then(
       // The browser withholds Content-Length from the worker: the body's length stands in for it.
-      (store) => createHandler({
-        store, endpoint, mount, contentLength: 'body',
-        // A 500 answers with its request id only; the worker's console gets the error and its stack.
-        onInternalError: (error) => console.error('swbucket: internal error', error),
-        ...(log ? { onLog: (entry) => log.write(entry) } : {}),
-      }),
+      (store) => {
+        bodyForm = store.bodyForm;
+        return createHandler({
+          store, endpoint, mount, contentLength: 'body',
+          // A 500 answers with its request id only; the worker's console gets the error and its stack.
+          onInternalError: (error) => console.error('swbucket: internal error', error),
+          ...(log ? { onLog: (entry) => log.write(entry) } : {}),
+        });
+      },
       (e) => {
         handle = null;
         throw e;
@@ -87,7 +91,13 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   async function respond(event: FetchEventLike): Promise<Response> {
     const url = new URL(event.request.url);
     if (url.origin === scope.origin && url.pathname === helloUrl.pathname) {
-      return Response.json(hello, { headers: { 'cache-control': 'no-store' } });
+      if (!url.searchParams.has('engine')) return Response.json(hello, { headers: { 'cache-control': 'no-store' } });
+      // What the engine lacks (startService asks): the store is opened to say how it keeps bodies,
+      // which it finds out as it opens; one that cannot be opened leaves that unsaid here, and
+      // every request then says why.
+      await handler().catch(() => {});
+      const engine = { requestBodyStream: 'body' in event.request, ...(bodyForm ? { bodies: bodyForm } : {}) };
+      return Response.json({ ...hello, ...engine }, { headers: { 'cache-control': 'no-store' } });
     }
     // The worker's own answers are still the service's: the common headers (CORS, request id).
     const fallback = (err: SvcError): Response => {

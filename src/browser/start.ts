@@ -6,6 +6,7 @@ import { DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '.
 import { VERSION } from '../../protocol/version.ts';
 import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
 import { SeedError, seedIfEmpty, type Seed } from './seed.ts';
+import { canStreamUploads } from '../client/engine.ts';
 
 /** The swbucket version of this page's code; the worker reports its own. */
 export const PAGE_VERSION: string = VERSION;
@@ -56,6 +57,42 @@ export interface StorageState {
    * asks the user (Firefox), this is the state when startService resolved, updated when they answer.
    */
   persisted: boolean | null;
+  /** False where the browser cannot be asked to keep the data: it has no `navigator.storage.persist()` (WebKitGTK). */
+  canAskToPersist: boolean;
+  /**
+   * How the worker keeps objects' bytes: 'blobs', or 'pieces' where this browser's IndexedDB
+   * refuses Blobs (WebKit with ephemeral storage, as in Safari's private windows, where the data
+   * also goes when the window closes). null when the worker did not say.
+   */
+  bodies: 'blobs' | 'pieces' | null;
+  /**
+   * False where fetch() cannot send a ReadableStream body (Firefox, WebKit): swbucket/client reads
+   * such a body into a Blob before sending it.
+   */
+  streamedUploads: boolean;
+  /**
+   * False where the worker's requests carry no body stream (Firefox): it reads a body whole before
+   * checking its size, so an upload over the limit is refused only once the browser has it all.
+   * null when the worker did not say.
+   */
+  streamedRequestBodies: boolean | null;
+  /** What this browser lacks, a sentence each for a person (the console's Settings shows them); empty when nothing. */
+  limits: string[];
+}
+
+/** What the browser and its worker said they lack, in words. */
+function limitsOf(s: Omit<StorageState, 'limits'>): string[] {
+  const out: string[] = [];
+  if (s.bodies === 'pieces') {
+    out.push('This browser\'s IndexedDB keeps no Blobs here (a private window, or storage kept only in memory): objects are '
+      + 'stored as pieces of bytes, and the data may last only as long as this window.');
+  }
+  if (!s.canAskToPersist) out.push('This browser cannot be asked to keep this site\'s storage (no navigator.storage.persist()): it stays best-effort.');
+  if (!s.streamedUploads) out.push('This browser cannot send a stream as an upload: swbucket/client reads a ReadableStream body into memory first.');
+  if (s.streamedRequestBodies === false) {
+    out.push('This browser hands the worker whole request bodies, not streams: an upload over the size limit or the quota is refused only once it has arrived.');
+  }
+  return out;
 }
 
 export interface RunningService {
@@ -147,7 +184,8 @@ async function controlled(registration: ServiceWorkerRegistration, timeoutMs: nu
 /** Asks the controlling worker who it is; null when the answer is not a swbucket worker's. */
 async function hello(scope: string): Promise<WorkerHello | null> {
   try {
-    const res = await fetch(new URL(HELLO_PATH, scope), { cache: 'no-store' });
+    // `?engine`: also what the worker's engine lacks (it opens the store to find out).
+    const res = await fetch(new URL(HELLO_PATH + '?engine', scope), { cache: 'no-store' });
     if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return null;
     const body = (await res.json()) as Partial<WorkerHello>;
     return typeof body.swbucket === 'string' ? (body as WorkerHello) : null;
@@ -209,7 +247,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const scope = new URL(options.scope ?? './', ownScript).href;
 
   // Asked while the worker starts: a browser that asks the user (Firefox) must not hold up the start.
-  const storage: StorageState = { persisted: null };
+  const storage: StorageState = {
+    persisted: null,
+    canAskToPersist: typeof navigator.storage?.persist === 'function',
+    bodies: null,
+    streamedUploads: canStreamUploads(),
+    streamedRequestBodies: null,
+    limits: [],
+  };
   const storageAnswer = storageState(options.persist !== false).then((persisted) => {
     storage.persisted = persisted;
   });
@@ -268,6 +313,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // Chromium answers at once; a prompt the user has not answered yet leaves today's state.
   await Promise.race([storageAnswer, new Promise((resolve) => setTimeout(resolve, PERSIST_WAIT_MS))]);
   if (storage.persisted === null) storage.persisted = await persistedNow();
+  storage.bodies = info.bodies ?? null;
+  storage.streamedRequestBodies = info.requestBodyStream ?? null;
+  storage.limits = limitsOf(storage);
   let seeded = false;
   if (options.seed !== undefined) {
     try {

@@ -1,6 +1,7 @@
 // The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account and archive calls aside, which are the emulator's administration).
+import { canStreamUploads } from './engine.ts';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
@@ -125,8 +126,13 @@ export function createClient(options: ClientOptions = {}): Client {
     const key = input.key ?? '';
     const query = queryOf(input.query);
     const headers = new Headers(input.headers);
-    const stream = input.body instanceof ReadableStream ? input.body : undefined;
-    const body = stream ?? bodyBlob(input.body as Body | undefined);
+    let stream = input.body instanceof ReadableStream ? input.body : undefined;
+    let body = stream ?? bodyBlob(input.body as Body | undefined);
+    if (stream && !canStreamUploads()) {
+      // Firefox and WebKit cannot send a stream: it is read into a Blob first (in memory).
+      body = await new Response(stream).blob();
+      stream = undefined;
+    }
     if (creds) await signRequest(method, bucket, key, query, headers, creds);
     const res = await doFetch(urlFor(bucket, key, query), {
       method,

@@ -186,6 +186,15 @@ describe('respond(): the hello', () => {
     expect(event.waitUntil).not.toHaveBeenCalled();
   });
 
+  it('with ?engine, also how the store keeps bodies and whether requests carry a body stream', async () => {
+    const handler = createFetchHandler();
+    const res = await handler.respond(eventFor(new Request(`${SCOPE}__swbucket?engine`)));
+    expect(await res.json()).toEqual({
+      swbucket: VERSION, endpoint: 'svc.localhost', mount: '/demo/svc/', name: 'swbucket', bodies: 'blobs', requestBodyStream: true,
+    });
+    expect(await databases(stub.indexedDB)).toEqual(['swbucket']);
+  });
+
   it('says what the options made of it', async () => {
     const handler = createFetchHandler({ endpoint: 'store.localhost', mount: '/files/', name: 'second' });
     const res = await handler.respond(eventFor(new Request(`${SCOPE}__swbucket`)));
