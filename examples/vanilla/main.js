@@ -6,6 +6,15 @@ const status = document.getElementById('status');
 const list = document.getElementById('notes');
 const form = document.getElementById('new-note');
 
+// Whatever goes wrong is shown on the page, not only in the developer tools.
+const fail = (e) => {
+  status.textContent = `Something went wrong: ${e instanceof Error ? e.message : e}`;
+  status.style.color = '#b00';
+};
+addEventListener('unhandledrejection', (event) => fail(event.reason));
+// A module whose top-level await fails reports an error event, not a rejection.
+addEventListener('error', (event) => fail(event.error ?? event.message));
+
 // An empty store starts with the notes in public/welcome.tar (made by swbucket's export); once
 // anything is stored, the seed is left alone.
 const service = await startService({ seed: 'welcome.tar' });
@@ -34,9 +43,13 @@ async function show() {
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   const data = new FormData(form);
-  await s3.putObject('notes', String(data.get('title')), String(data.get('text')), { contentType: 'text/plain; charset=utf-8' });
-  form.reset();
-  await show();
+  try {
+    await s3.putObject('notes', String(data.get('title')), String(data.get('text')), { contentType: 'text/plain; charset=utf-8' });
+    form.reset();
+    await show();
+  } catch (e) {
+    fail(e);
+  }
 });
 
 await show();
