@@ -124,7 +124,7 @@ export function declaredLength(ctx: Context, required: boolean): number | undefi
  * blob() (Firefox keeps a large one in a file, not in the worker's heap: docs/browser.md, "Request
  * bodies"), so its size is known before a byte of it is hashed.
  */
-export async function requestBody(req: Request): Promise<{ stream: ReadableStream<Uint8Array> | null; size?: number }> {
+export async function requestBody(req: Request): Promise<{ stream: ReadableStream<Uint8Array> | null; size?: number; blob?: Blob }> {
   if ('body' in req) return { stream: req.body };
   let blob: Blob;
   try {
@@ -132,7 +132,7 @@ export async function requestBody(req: Request): Promise<{ stream: ReadableStrea
   } catch {
     throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
   }
-  return { stream: blob.size === 0 ? null : (blob.stream() as ReadableStream<Uint8Array>), size: blob.size };
+  return { stream: blob.size === 0 ? null : (blob.stream() as ReadableStream<Uint8Array>), size: blob.size, blob };
 }
 
 export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
@@ -141,7 +141,7 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   const room = l.room ?? Infinity;
   if (declared !== undefined && declared > room) overQuota();
-  const { stream, size: known } = await requestBody(ctx.req);
+  const { stream, size: known, blob } = await requestBody(ctx.req);
   if (known !== undefined && known > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   if (known !== undefined && known > room) overQuota();
 
@@ -167,7 +167,8 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
         }
         if (size > room) overQuota();
         md5.update(value);
-        gathered.add(value);
+        // A body read whole with blob() is kept as that Blob: copying it again only costs memory.
+        if (!blob) gathered.add(value);
       }
     } catch (e) {
       reader.cancel().catch(() => {});
@@ -184,7 +185,8 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   if (expectedMd5 !== undefined && expectedMd5 !== digest) {
     throw new SvcError('BadDigest', 'The Content-MD5 you specified did not match what was received.');
   }
-  return { body: gathered.body(), size, md5: digest };
+  const body = !blob ? gathered.body() : size > BYTES_MAX ? blob : new Uint8Array(await blob.arrayBuffer());
+  return { body, size, md5: digest };
 }
 
 /** An XML request body as text: size-capped before parsing, and valid UTF-8. */
