@@ -1,0 +1,70 @@
+// One small page interface over three browser engines, so a test file runs unchanged in Chromium
+// (playwright-core), Firefox ESR (puppeteer-core over WebDriver BiDi) and WebKitGTK (WebKitWebDriver
+// through selenium-webdriver, under an Xvfb of its own). The vitest projects 'browser', 'firefox',
+// 'webkit' and 'webkit-disk' provide the engine's name; a test reads it with inject('engine').
+//
+// Every page of one Engine shares that engine's storage (one profile, one context, one automation
+// session); each launch starts from empty storage. Values cross into and out of evaluate() as JSON.
+import { launchChromiumEngine, checkChromium } from './engines/chromium.ts';
+import { launchFirefoxEngine, checkFirefox } from './engines/firefox.ts';
+import { launchWebKitEngine, checkWebKit } from './engines/webkit.ts';
+
+export type EngineName = 'chromium' | 'firefox' | 'webkit' | 'webkit-disk';
+export const ENGINE_NAMES: readonly EngineName[] = ['chromium', 'firefox', 'webkit', 'webkit-disk'];
+
+/** A running browser. */
+export interface Engine {
+  readonly name: EngineName;
+  /** What runs, for messages: e.g. "Chromium 140.0.7339.185", "Firefox 153.7.0", "WebKitGTK 2.50.6 (MiniBrowser)". */
+  readonly version: string;
+  /** A new tab (window in WebKit) sharing this engine's storage, at about:blank. */
+  newPage(): Promise<EnginePage>;
+  /** Ends the browser and everything started for it (driver, X server, profile or data folder). */
+  close(): Promise<void>;
+}
+
+export interface WaitOptions {
+  /** Milliseconds; 20 s when not given. */
+  timeout?: number;
+}
+
+/** A page, whatever drives it. */
+export interface EnginePage {
+  readonly engine: EngineName;
+  /** Navigates and waits for the load event. */
+  goto(url: string): Promise<void>;
+  url(): Promise<string>;
+  /**
+   * Runs `fn` in the page (its source text: it must not reference anything outside itself) with `arg`,
+   * and resolves with what it returned or resolved to. `arg` and the result must be JSON values.
+   * A throw or rejection in the page rejects here with an Error whose message includes the page's message.
+   */
+  evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
+  evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+  /** Resolves once `fn(arg)` is truthy in the page; rejects after `timeout`. */
+  waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options?: WaitOptions): Promise<void>;
+  /** Reloads and waits for the load event. */
+  reload(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Throws, naming what to install, when `name` cannot be launched on this machine. */
+export async function checkEngine(name: EngineName): Promise<void> {
+  switch (name) {
+    case 'chromium': return checkChromium();
+    case 'firefox': return checkFirefox();
+    case 'webkit': return checkWebKit(false);
+    case 'webkit-disk': return checkWebKit(true);
+    default: throw new Error(`unknown engine "${String(name)}": one of ${ENGINE_NAMES.join(', ')}`);
+  }
+}
+
+export function launchEngine(name: EngineName): Promise<Engine> {
+  switch (name) {
+    case 'chromium': return launchChromiumEngine();
+    case 'firefox': return launchFirefoxEngine();
+    case 'webkit': return launchWebKitEngine({ disk: false });
+    case 'webkit-disk': return launchWebKitEngine({ disk: true });
+    default: return Promise.reject(new Error(`unknown engine "${String(name)}": one of ${ENGINE_NAMES.join(', ')}`));
+  }
+}

@@ -1,0 +1,54 @@
+// Chromium through playwright-core, as the rest of the browser tests drive it.
+import { chromium, type Page } from 'playwright-core';
+import { CHROMIUM_FLAGS, findChromium } from '../chromium.ts';
+import type { Engine, EnginePage, WaitOptions } from '../engines.ts';
+
+export async function checkChromium(): Promise<void> {
+  findChromium();
+}
+
+/** A Playwright page as an EnginePage (the Chromium engine's pages, and any Playwright page a test has). */
+export function playwrightEnginePage(page: Page): EnginePage {
+  return {
+    engine: 'chromium',
+    async goto(url: string) {
+      await page.goto(url);
+    },
+    async url() {
+      return page.url();
+    },
+    evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R> {
+      // Playwright's types unwrap handles in the argument; ours are JSON values only.
+      return page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg as unknown);
+    },
+    async waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options: WaitOptions = {}) {
+      await page.waitForFunction(fn as (arg: unknown) => unknown, arg as unknown, { timeout: options.timeout ?? 20_000 });
+    },
+    async reload() {
+      await page.reload();
+    },
+    async close() {
+      await page.close();
+    },
+  };
+}
+
+export async function launchChromiumEngine(): Promise<Engine> {
+  const browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_FLAGS, headless: true });
+  try {
+    const context = await browser.newContext();
+    return {
+      name: 'chromium',
+      version: `Chromium ${browser.version()}`,
+      async newPage() {
+        return playwrightEnginePage(await context.newPage());
+      },
+      async close() {
+        await browser.close();
+      },
+    };
+  } catch (e) {
+    await browser.close();
+    throw e;
+  }
+}

@@ -1,0 +1,102 @@
+// Firefox ESR through puppeteer-core over WebDriver BiDi. puppeteer-core never downloads a browser:
+// it runs the Firefox found here (FIREFOX_PATH, else firefox-esr or firefox on PATH), headless, with
+// a fresh temporary profile per launch that it removes on close.
+import puppeteer, { type Page } from 'puppeteer-core';
+import type { Engine, EnginePage, WaitOptions } from '../engines.ts';
+import { findExecutable } from './find.ts';
+
+export function findFirefox(env: Record<string, string | undefined> = process.env): string {
+  return findExecutable({
+    what: 'Firefox',
+    envVar: 'FIREFOX_PATH',
+    commands: ['firefox-esr', 'firefox'],
+    install: 'apt-get install firefox-esr',
+  }, env);
+}
+
+export async function checkFirefox(): Promise<void> {
+  findFirefox();
+}
+
+/**
+ * On top of puppeteer's own test profile (no updates, telemetry, safe browsing, normandy, search
+ * updates): no connections of Firefox's own on start or in the background. Service workers need
+ * nothing: Firefox allows them on http://localhost (a secure context) with its defaults.
+ */
+export const FIREFOX_PREFS: Record<string, unknown> = {
+  'app.update.auto': false,
+  'browser.aboutHomeSnippets.updateUrl': '',
+  'browser.newtabpage.activity-stream.feeds.section.topstories': false,
+  'browser.newtabpage.activity-stream.feeds.snippets': false,
+  'browser.newtabpage.activity-stream.default.sites': '',
+  'browser.region.network.url': '',
+  'browser.region.update.enabled': false,
+  'browser.safebrowsing.provider.google.updateURL': '',
+  'browser.safebrowsing.provider.google4.updateURL': '',
+  'browser.safebrowsing.provider.mozilla.updateURL': '',
+  'browser.topsites.contile.enabled': false,
+  'extensions.blocklist.enabled': false,
+  'extensions.systemAddon.update.enabled': false,
+  'media.gmp-gmpopenh264.enabled': false,
+  'network.captive-portal-service.enabled': false,
+  'network.connectivity-service.enabled': false,
+  'network.dns.disablePrefetch': true,
+  'network.predictor.enabled': false,
+  'network.prefetch-next': false,
+  'toolkit.telemetry.enabled': false,
+  'toolkit.telemetry.server': '',
+};
+
+function firefoxPage(page: Page): EnginePage {
+  return {
+    engine: 'firefox',
+    async goto(url: string) {
+      await page.goto(url);
+    },
+    async url() {
+      return page.url();
+    },
+    evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R> {
+      return page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg as unknown) as Promise<R>;
+    },
+    async waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options: WaitOptions = {}) {
+      await page.waitForFunction(fn as (arg: unknown) => unknown, { timeout: options.timeout ?? 20_000 }, arg as unknown);
+    },
+    async reload() {
+      await page.reload();
+    },
+    async close() {
+      await page.close();
+    },
+  };
+}
+
+export async function launchFirefoxEngine(): Promise<Engine> {
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    protocol: 'webDriverBiDi',
+    executablePath: findFirefox(),
+    headless: true,
+    extraPrefsFirefox: FIREFOX_PREFS,
+  });
+  try {
+    const version = (await browser.version()).replace(/^firefox\//i, 'Firefox ');
+    // Firefox opens with one blank tab: the first page is that tab, later ones are new tabs.
+    let blank: Page | undefined = (await browser.pages())[0];
+    return {
+      name: 'firefox',
+      version,
+      async newPage() {
+        const page = blank ?? await browser.newPage();
+        blank = undefined;
+        return firefoxPage(page);
+      },
+      async close() {
+        await browser.close();
+      },
+    };
+  } catch (e) {
+    await browser.close();
+    throw e;
+  }
+}
