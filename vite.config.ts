@@ -30,6 +30,12 @@ function fromSource(): Plugin {
   };
 }
 
+/** Browser test files written against EnginePage, run in every engine (the 'browser' project runs them in Chromium). */
+const CROSS_ENGINE_TESTS = [
+  'test/browser/conformance.test.ts',
+  'test/browser/engines.test.ts',
+];
+
 export default defineConfig({
   plugins: [svelte(), fromSource()],
   // dist/ is the package (scripts/build.ts); this repo's own site builds beside it.
@@ -65,12 +71,29 @@ export default defineConfig({
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
           globalSetup: ['test/browser/support/global-setup.ts'],
+          provide: { engine: 'chromium' },
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
           fileParallelism: false,
         },
       },
+      // The cross-engine files again in Firefox ESR, WebKitGTK with MiniBrowser's ephemeral storage,
+      // and WebKitGTK with its storage on disk (test/browser/support/engines.ts). They share the
+      // 'browser' project's build and server.
+      ...(['firefox', 'webkit', 'webkit-disk'] as const).map((engine) => ({
+        extends: true as const,
+        test: {
+          name: engine,
+          include: CROSS_ENGINE_TESTS,
+          globalSetup: ['test/browser/support/global-setup.ts'],
+          provide: { engine },
+          environment: 'node' as const,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      })),
       {
         // The packed tarball installed into fresh apps, as their developers would use it.
         extends: true,

@@ -1,24 +1,24 @@
 // Browser runner for the conformance table: the same cases as test/unit/conformance.test.ts, sent
-// with fetch from a page controlled by the built worker in real Chromium. Cases that need
-// Content-Length or Date control are Node-only (a page cannot set those headers).
+// with fetch from a page controlled by the built worker, in the project's engine (Chromium, Firefox
+// or WebKitGTK: support/engines.ts). Cases that need Content-Length or Date control are Node-only (a
+// page cannot set those headers).
 import { describe, it, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.ts';
+import { launchEngine, type Engine, type EnginePage } from './support/engines.ts';
 import { openServicePage, resetService, sendSteps } from './support/page.ts';
 import { checkStep } from '../cases/check.ts';
 import type { Case } from '../cases/types.ts';
 
 const modules = import.meta.glob<{ cases: Case[] }>('../cases/*.cases.ts', { eager: true });
 
-let browser: Browser;
-let page: Page;
+let engine: Engine;
+let page: EnginePage;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openServicePage(browser, inject('baseURL')));
+  engine = await launchEngine(inject('engine') ?? 'chromium');
+  ({ page } = await openServicePage(engine, inject('baseURL')));
 });
 afterAll(async () => {
-  await browser?.close();
+  await engine?.close();
 });
 
 for (const [file, mod] of Object.entries(modules)) {

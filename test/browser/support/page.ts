@@ -1,21 +1,45 @@
 // A page controlled by the real worker, and the browser runner for conformance steps: the steps are
 // signed inside the page with WebCrypto (written here from docs/protocol.md, "Signing", independently of the
 // service and of the Node test signer) and sent with fetch, so the worker answers them.
+// Works on a Playwright page (Chromium) and on any engine's EnginePage (support/engines.ts).
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { bodyText, PAGE_ORIGIN, type Step } from '../../cases/types.ts';
 import type { StepResult } from '../../cases/check.ts';
+import type { Engine, EnginePage } from './engines.ts';
+import { playwrightEnginePage } from './engines/chromium.ts';
 
-export async function openServicePage(browser: Browser, baseURL: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
+/** A Playwright page or an EnginePage. */
+export type AnyPage = Page | EnginePage;
+
+function enginePage(page: AnyPage): EnginePage {
+  return 'mainFrame' in page ? playwrightEnginePage(page) : page;
+}
+
+const started = () => Boolean((window as { swbucket?: unknown }).swbucket);
+
+/**
+ * The built site's page at `baseURL` (its path and hash kept), once the service started on it. With a
+ * Playwright browser the page is in a new context of its own; with an Engine it is a new page of it.
+ */
+export async function openServicePage(browser: Browser, baseURL: string): Promise<{ context: BrowserContext; page: Page }>;
+export async function openServicePage(engine: Engine, baseURL: string): Promise<{ page: EnginePage }>;
+export async function openServicePage(browser: Browser | Engine, baseURL: string): Promise<{ context?: BrowserContext; page: AnyPage }> {
+  if ('newContext' in browser) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(baseURL + '/');
+    await page.waitForFunction(started, null, { timeout: 20_000 });
+    return { context, page };
+  }
+  const page = await browser.newPage();
   await page.goto(baseURL + '/');
-  await page.waitForFunction(() => Boolean((window as { swbucket?: unknown }).swbucket), null, { timeout: 20_000 });
-  return { context, page };
+  await page.waitForFunction(started, undefined, { timeout: 20_000 });
+  return { page };
 }
 
 /** Deletes the service's database; the worker closes its connection on versionchange and reopens a fresh one. */
-export async function resetService(page: Page): Promise<void> {
-  await page.evaluate(() => new Promise<void>((resolve, reject) => {
+export async function resetService(page: AnyPage): Promise<void> {
+  await enginePage(page).evaluate(() => new Promise<void>((resolve, reject) => {
     const r = indexedDB.deleteDatabase('swbucket');
     r.onsuccess = () => resolve();
     r.onerror = () => reject(r.error);
@@ -32,8 +56,9 @@ interface WireStep {
 }
 
 /** Sends steps in order from inside the page; returns what each got. */
-export async function sendSteps(page: Page, steps: Step[]): Promise<StepResult[]> {
-  const origin = new URL(page.url()).origin;
+export async function sendSteps(anyPage: AnyPage, steps: Step[]): Promise<StepResult[]> {
+  const page = enginePage(anyPage);
+  const origin = new URL(await page.url()).origin;
   const wire: WireStep[] = steps.map((s) => ({
     method: s.method,
     url: s.url.startsWith(PAGE_ORIGIN + '/') ? origin + s.url.slice(PAGE_ORIGIN.length) : s.url,
