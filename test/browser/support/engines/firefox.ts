@@ -43,9 +43,18 @@ export const FIREFOX_PREFS: Record<string, unknown> = {
   'network.dns.disablePrefetch': true,
   'network.predictor.enabled': false,
   'network.prefetch-next': false,
+  // Remote Settings skips all remote activity with this dummy server (puppeteer's is a host to resolve).
+  'services.settings.server': 'data:,#remote-settings-dummy/v1',
   'toolkit.telemetry.enabled': false,
   'toolkit.telemetry.server': '',
 };
+
+/**
+ * Firefox's own test switch: connections to anything but this machine are refused, and with it
+ * Firefox honours the Remote Agent's dummy Remote Settings server (a release build otherwise ignores
+ * that pref and polls firefox.settings.services.mozilla.com at start).
+ */
+export const FIREFOX_ENV: Record<string, string> = { MOZ_DISABLE_NONLOCAL_CONNECTIONS: '1' };
 
 function firefoxPage(page: Page): EnginePage {
   return {
@@ -78,6 +87,7 @@ export async function launchFirefoxEngine(): Promise<Engine> {
     executablePath: findFirefox(),
     headless: true,
     extraPrefsFirefox: FIREFOX_PREFS,
+    env: { ...process.env, ...FIREFOX_ENV },
   });
   try {
     const version = (await browser.version()).replace(/^firefox\//i, 'Firefox ');
