@@ -24,6 +24,12 @@ export interface FetchHandlerOptions {
   name?: string;
   /** Keep the request log (the console's live view). Default true. */
   log?: boolean;
+  /**
+   * How objects' bytes are kept: 'detect' (default) keeps Blobs unless this browser's IndexedDB
+   * refuses them (WebKit's ephemeral storage), then pieces of bytes. 'pieces' forces that form
+   * anywhere (to measure it, or to try what a private window does).
+   */
+  bodies?: 'detect' | 'blobs' | 'pieces';
 }
 
 /** What respond() needs of a FetchEvent: its request, and a way to finish work after the answer. */
@@ -62,7 +68,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
 
   // Opened on the first request and kept while the worker lives; a failed open is tried again.
   function handler(): Promise<Handle> {
-    handle ??= openIdbStore({ indexedDB: self.indexedDB, name: names.database }).then(
+    handle ??= openIdbStore({ indexedDB: self.indexedDB, name: names.database, bodies: options.bodies ?? 'detect' }).then(
       // The browser withholds Content-Length from the worker: the body's length stands in for it.
       (store) => {
         bodyForm = store.bodyForm;

@@ -1,7 +1,8 @@
 /// <reference lib="webworker" />
 // swbucket's own service worker, shipped prebuilt as sw.js: the fetch handler of swbucket/sw plus
 // the lifecycle a worker of its own needs (take over at once, claim open pages). Its options come
-// from its URL, where startService() puts them: sw.js?endpoint=…&mount=…&name=…
+// from its URL, where startService() puts them: sw.js?endpoint=…&mount=…&name=… (and bodies=…, see
+// FetchHandlerOptions)
 import { createFetchHandler } from './fetch-handler.ts';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -11,6 +12,8 @@ const swbucket = createFetchHandler({
   endpoint: params.get('endpoint') || undefined,
   mount: params.get('mount') || undefined,
   name: params.get('name') || undefined,
+  // Not set by startService: a registration of sw.js?bodies=pieces measures or tries that form.
+  bodies: params.get('bodies') === 'pieces' ? 'pieces' : params.get('bodies') === 'blobs' ? 'blobs' : 'detect',
 });
 
 self.addEventListener('install', (event) => event.waitUntil(self.skipWaiting()));
