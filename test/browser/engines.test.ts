@@ -3,7 +3,7 @@
 // waits and times out, IndexedDB keeps data across a reload, a Blob can be stored in IndexedDB (or,
 // in WebKit's ephemeral automation storage, is refused as the store expects), bodies on both sides
 // of the store's 16 KiB inline size round-trip through the worker, pages of one engine share its
-// storage and each launch starts empty.
+// storage, each launch starts empty, and evaluate() gives up after its timeout.
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { launchEngine, type Engine, type EnginePage } from './support/engines.ts';
 import { openServicePage, resetService, sendSteps } from './support/page.ts';
@@ -152,13 +152,15 @@ describe(`engine: ${name}`, () => {
     expect(await page.evaluate(idbGet, { db, key: 'k' })).toBe('from the first page');
   });
 
-  it('each launch starts with empty storage', async () => {
+  it('each launch starts with empty storage; evaluate() gives up after evaluateTimeout and the page answers again', async () => {
     expect(await page.evaluate(idbPut, { db: 'engines-test-fresh', key: 'k', value: 'v' })).toBe('stored');
-    const other = await launchEngine(name);
+    const other = await launchEngine(name, { evaluateTimeout: 1_000 });
     try {
       const fresh = await other.newPage();
       await fresh.goto(baseURL + '/');
       expect(await fresh.evaluate(idbGet, { db: 'engines-test-fresh', key: 'k' })).toBeNull();
+      await expect(fresh.evaluate(() => new Promise(() => {}))).rejects.toThrow('evaluate: no result within 1000 ms');
+      expect(await fresh.evaluate(() => 'answers')).toBe('answers');
     } finally {
       await other.close();
     }

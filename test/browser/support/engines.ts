@@ -12,6 +12,16 @@ import { launchWebKitEngine, checkWebKit } from './engines/webkit.ts';
 export type EngineName = 'chromium' | 'firefox' | 'webkit' | 'webkit-disk';
 export const ENGINE_NAMES: readonly EngineName[] = ['chromium', 'firefox', 'webkit', 'webkit-disk'];
 
+export interface LaunchOptions {
+  /**
+   * Milliseconds after which evaluate() rejects (60 s, the browser projects' testTimeout, when not
+   * given). WebDriver runs one script at a time, so in WebKit a script that never settles would
+   * otherwise hold up every later command of the engine, and every later test with them.
+   */
+  evaluateTimeout?: number;
+}
+export const EVALUATE_TIMEOUT_MS = 60_000;
+
 /** A running browser. */
 export interface Engine {
   readonly name: EngineName;
@@ -21,6 +31,21 @@ export interface Engine {
   newPage(): Promise<EnginePage>;
   /** Ends the browser and everything started for it (driver, X server, profile or data folder). */
   close(): Promise<void>;
+}
+
+/** Rejects with "evaluate: no result within N ms" when `p` has not settled by then. */
+export function evaluateWithin<T>(p: Promise<T>, ms: number | undefined): Promise<T> {
+  if (ms === undefined) return p;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`evaluate: no result within ${ms} ms`)), ms);
+    p.then((v) => {
+      clearTimeout(timer);
+      resolve(v);
+    }, (e: unknown) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
 }
 
 export interface WaitOptions {
@@ -37,7 +62,8 @@ export interface EnginePage {
   /**
    * Runs `fn` in the page (its source text: it must not reference anything outside itself) with `arg`,
    * and resolves with what it returned or resolved to. `arg` and the result must be JSON values.
-   * A throw or rejection in the page rejects here with an Error whose message includes the page's message.
+   * A throw or rejection in the page rejects here with an Error whose message includes the page's message;
+   * so does a result not settled within the engine's evaluateTimeout (LaunchOptions).
    */
   evaluate<R>(fn: () => R | Promise<R>): Promise<R>;
   evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
@@ -59,12 +85,13 @@ export async function checkEngine(name: EngineName): Promise<void> {
   }
 }
 
-export function launchEngine(name: EngineName): Promise<Engine> {
+export function launchEngine(name: EngineName, options: LaunchOptions = {}): Promise<Engine> {
+  const evaluateTimeout = options.evaluateTimeout ?? EVALUATE_TIMEOUT_MS;
   switch (name) {
-    case 'chromium': return launchChromiumEngine();
-    case 'firefox': return launchFirefoxEngine();
-    case 'webkit': return launchWebKitEngine({ disk: false });
-    case 'webkit-disk': return launchWebKitEngine({ disk: true });
+    case 'chromium': return launchChromiumEngine({ evaluateTimeout });
+    case 'firefox': return launchFirefoxEngine({ evaluateTimeout });
+    case 'webkit': return launchWebKitEngine({ disk: false, evaluateTimeout });
+    case 'webkit-disk': return launchWebKitEngine({ disk: true, evaluateTimeout });
     default: return Promise.reject(new Error(`unknown engine "${String(name)}": one of ${ENGINE_NAMES.join(', ')}`));
   }
 }

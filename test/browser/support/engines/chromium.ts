@@ -1,14 +1,17 @@
 // Chromium through playwright-core, as the rest of the browser tests drive it.
 import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM_FLAGS, findChromium } from '../chromium.ts';
-import type { Engine, EnginePage, WaitOptions } from '../engines.ts';
+import { evaluateWithin, type Engine, type EnginePage, type WaitOptions } from '../engines.ts';
 
 export async function checkChromium(): Promise<void> {
   findChromium();
 }
 
-/** A Playwright page as an EnginePage (the Chromium engine's pages, and any Playwright page a test has). */
-export function playwrightEnginePage(page: Page): EnginePage {
+/**
+ * A Playwright page as an EnginePage (the Chromium engine's pages, and any Playwright page a test
+ * has); evaluate() rejects after `evaluateTimeout` ms when given.
+ */
+export function playwrightEnginePage(page: Page, evaluateTimeout?: number): EnginePage {
   return {
     engine: 'chromium',
     async goto(url: string) {
@@ -19,7 +22,7 @@ export function playwrightEnginePage(page: Page): EnginePage {
     },
     evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R> {
       // Playwright's types unwrap handles in the argument; ours are JSON values only.
-      return page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg as unknown);
+      return evaluateWithin(page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg as unknown), evaluateTimeout);
     },
     async waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options: WaitOptions = {}) {
       await page.waitForFunction(fn as (arg: unknown) => unknown, arg as unknown, { timeout: options.timeout ?? 20_000 });
@@ -33,7 +36,7 @@ export function playwrightEnginePage(page: Page): EnginePage {
   };
 }
 
-export async function launchChromiumEngine(): Promise<Engine> {
+export async function launchChromiumEngine({ evaluateTimeout }: { evaluateTimeout?: number } = {}): Promise<Engine> {
   const browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_FLAGS, headless: true });
   try {
     const context = await browser.newContext();
@@ -41,7 +44,7 @@ export async function launchChromiumEngine(): Promise<Engine> {
       name: 'chromium',
       version: `Chromium ${browser.version()}`,
       async newPage() {
-        return playwrightEnginePage(await context.newPage());
+        return playwrightEnginePage(await context.newPage(), evaluateTimeout);
       },
       async close() {
         await browser.close();

@@ -2,7 +2,7 @@
 // it runs the Firefox found here (FIREFOX_PATH, else firefox-esr or firefox on PATH), headless, with
 // a fresh temporary profile per launch that it removes on close.
 import puppeteer, { type Page } from 'puppeteer-core';
-import type { Engine, EnginePage, WaitOptions } from '../engines.ts';
+import { evaluateWithin, type Engine, type EnginePage, type WaitOptions } from '../engines.ts';
 import { findExecutable } from './find.ts';
 
 export function findFirefox(env: Record<string, string | undefined> = process.env): string {
@@ -56,7 +56,7 @@ export const FIREFOX_PREFS: Record<string, unknown> = {
  */
 export const FIREFOX_ENV: Record<string, string> = { MOZ_DISABLE_NONLOCAL_CONNECTIONS: '1' };
 
-function firefoxPage(page: Page): EnginePage {
+function firefoxPage(page: Page, evaluateTimeout: number | undefined): EnginePage {
   return {
     engine: 'firefox',
     async goto(url: string) {
@@ -66,7 +66,7 @@ function firefoxPage(page: Page): EnginePage {
       return page.url();
     },
     evaluate<A, R>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<R> {
-      return page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg as unknown) as Promise<R>;
+      return evaluateWithin(page.evaluate(fn as (arg: unknown) => R | Promise<R>, arg as unknown) as Promise<R>, evaluateTimeout);
     },
     async waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options: WaitOptions = {}) {
       await page.waitForFunction(fn as (arg: unknown) => unknown, { timeout: options.timeout ?? 20_000 }, arg as unknown);
@@ -80,7 +80,7 @@ function firefoxPage(page: Page): EnginePage {
   };
 }
 
-export async function launchFirefoxEngine(): Promise<Engine> {
+export async function launchFirefoxEngine({ evaluateTimeout }: { evaluateTimeout?: number } = {}): Promise<Engine> {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
@@ -99,7 +99,7 @@ export async function launchFirefoxEngine(): Promise<Engine> {
       async newPage() {
         const page = blank ?? await browser.newPage();
         blank = undefined;
-        return firefoxPage(page);
+        return firefoxPage(page, evaluateTimeout);
       },
       async close() {
         await browser.close();

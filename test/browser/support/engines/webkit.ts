@@ -134,7 +134,7 @@ export class PageError extends Error {
   }
 }
 
-export async function launchWebKitEngine({ disk }: { disk: boolean }): Promise<Engine> {
+export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { disk: boolean; evaluateTimeout?: number }): Promise<Engine> {
   const name = disk ? 'webkit-disk' : 'webkit';
   const driverPath = findWebKitWebDriver();
   let binary: string;
@@ -194,8 +194,8 @@ export async function launchWebKitEngine({ disk }: { disk: boolean }): Promise<E
       throw new Error(`WebKitWebDriver could not start ${binary}: ${(e as Error).message}\n${output}`);
     }
     cleanups.push(() => withTimeout(driver.quit(), 10_000).catch(() => undefined));
-    // evaluate() has no limit of its own (as in Playwright and Puppeteer): the test's timeout rules.
-    await driver.manage().setTimeouts({ script: 10 * 60_000, pageLoad: 60_000 });
+    // The driver gives up on a script after evaluateTimeout, so the next command can run.
+    await driver.manage().setTimeouts({ script: evaluateTimeout, pageLoad: 60_000 });
     const caps = await driver.getCapabilities();
     const version = `WebKitGTK ${String(caps.get('browserVersion'))} (${disk ? 'webkit-launcher.py, storage on disk' : 'MiniBrowser, ephemeral storage'})`;
 
@@ -219,7 +219,10 @@ export async function launchWebKitEngine({ disk }: { disk: boolean }): Promise<E
     };
 
     const evaluateIn = async <R>(handle: string, source: string, arg: unknown): Promise<R> => {
-      const outcome = await run(handle, () => driver.executeAsyncScript<Outcome>(asyncScript(source), arg === undefined ? null : JSON.stringify(arg)));
+      const outcome = await run(handle, () => driver.executeAsyncScript<Outcome>(asyncScript(source), arg === undefined ? null : JSON.stringify(arg)))
+        .catch((e: Error) => {
+          throw e.name === 'ScriptTimeoutError' ? new Error(`evaluate: no result within ${evaluateTimeout} ms`) : e;
+        });
       if (!outcome.ok) throw new PageError(outcome.name, outcome.message, outcome.stack);
       return (outcome.json === undefined ? undefined : JSON.parse(outcome.json)) as R;
     };
