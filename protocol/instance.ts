@@ -29,6 +29,9 @@ export function instanceNames(name: string = DEFAULT_NAME): InstanceNames {
   return { database: name, logDatabase: `${name}-log`, logChannel: `${name}-log` };
 }
 
+/** What startService() posts to an active worker that does not control its page: swbucket's own worker then claims it. */
+export const CLAIM_MESSAGE = 'swbucket:claim';
+
 /** What the worker answers at HELLO_PATH. */
 export interface WorkerHello {
   swbucket: string;

@@ -53,6 +53,51 @@ function normalizeMount(mount: string, scope: URL): string {
   return path.endsWith('/') ? path : path + '/';
 }
 
+/** A navigation of a whole tab (a link, a typed URL, a reload) to this origin, not a frame's or a fetch. */
+const isTopLevelView = (req: Request, url: URL, origin: string): boolean =>
+  req.mode === 'navigate' && req.destination === 'document' && req.method === 'GET' && url.origin === origin;
+
+/** An object answer the browser would show (sandboxed, not an attachment to save). */
+const isShownObject = (res: Response): boolean =>
+  /\bsandbox\b/.test(res.headers.get('content-security-policy') ?? '')
+  && !/^\s*attachment/i.test(res.headers.get('content-disposition') ?? '');
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * What a tab opening an object on the mount gets: a fixed page of this origin, with no script,
+ * that shows the object in a frame of the same URL, whose request (a frame's, not a tab's) gets
+ * the object answer, sandboxed as always. WebKit sends every navigation that starts in a sandboxed
+ * document (a link, a reload, a typed URL, back) to the network instead of the worker, so a tab
+ * that showed the object itself was lost to the service from then on (docs/browser.md,
+ * "Opening objects in a tab"). The frame has no sandbox attribute: in WebKit that too makes its
+ * load skip the worker; the object's own Content-Security-Policy sandboxes it.
+ */
+function framePage(object: Response, url: URL): Response {
+  void object.body?.cancel().catch(() => {});
+  const path = url.pathname;
+  let name = path.slice(path.lastIndexOf('/') + 1);
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // shown as sent
+  }
+  const html = '<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
+    + `<title>${escapeHtml(name || path)}</title>`
+    + '<style>html,body{margin:0;height:100%}iframe{border:0;display:block;width:100%;height:100%}</style>'
+    + `<iframe src="${escapeHtml(path + url.search)}" title="${escapeHtml(name || path)}"></iframe>\n`;
+  const headers = new Headers(object.headers);
+  for (const name of [...headers.keys()]) {
+    if (!name.startsWith('x-svc-request-id') && !name.startsWith('access-control-') && name !== 'date' && name !== 'server') headers.delete(name);
+  }
+  headers.set('content-type', 'text/html; charset=utf-8');
+  headers.set('x-content-type-options', 'nosniff');
+  headers.set('cache-control', 'no-store');
+  headers.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; base-uri 'none'; form-action 'none'");
+  // The object's status (a 404 for the ifNotFound fallback), so the tab's own answer says the same.
+  return new Response(html, { status: object.status === 206 ? 200 : object.status, headers });
+}
+
 export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHandler {
   const name = options.name ?? DEFAULT_NAME;
   const names = instanceNames(name);
@@ -118,7 +163,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       return fallback(new SvcError('ServiceUnavailable', `The object store cannot be opened: ${e instanceof Error ? e.message : e}`));
     }
     try {
-      return await service(event.request, event);
+      const res = await service(event.request, event);
+      return isTopLevelView(event.request, url, scope.origin) && isShownObject(res) ? framePage(res, url) : res;
     } catch (e) {
       // The handler answers every failure itself (a 500 reported through onInternalError); this
       // is only for what happens around it.

@@ -4,6 +4,7 @@
 // from its URL, where startService() puts them: sw.js?endpoint=…&mount=…&name=… (and bodies=…, see
 // FetchHandlerOptions)
 import { createFetchHandler } from './fetch-handler.ts';
+import { CLAIM_MESSAGE } from '../protocol/instance.ts';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -18,6 +19,11 @@ const swbucket = createFetchHandler({
 
 self.addEventListener('install', (event) => event.waitUntil(self.skipWaiting()));
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+// startService() asks for this when its page is not controlled (it came from the network, as
+// WebKit sends some navigations), before it falls back to a reload.
+self.addEventListener('message', (event) => {
+  if (event.data === CLAIM_MESSAGE) event.waitUntil(self.clients.claim());
+});
 self.addEventListener('fetch', (event) => {
   if (swbucket.claims(event.request.url)) event.respondWith(swbucket.respond(event));
 });

@@ -2,7 +2,7 @@
 // swbucket's own worker (sw.js beside the page's base), or, when the page's scope already belongs to
 // another worker (an app's own, composing swbucket/sw), uses that one and never replaces it. Ready
 // means the page is controlled and the worker answered the hello with the page's version.
-import { DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
+import { CLAIM_MESSAGE, DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
 import { VERSION } from '../../protocol/version.ts';
 import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
 import { SeedError, seedIfEmpty, type Seed } from './seed.ts';
@@ -167,6 +167,39 @@ function activated(registration: ServiceWorkerRegistration): Promise<void> {
   });
 }
 
+/**
+ * Whether this page already reloaded to be controlled, moments ago: the guard names the page and
+ * the time, so a guard left behind (the reloaded page did not run startService again, or another
+ * page of the tab's session set it) never stops a later page from trying.
+ */
+function reloadedHere(): boolean {
+  try {
+    const guard = JSON.parse(sessionStorage.getItem(RELOAD_GUARD) ?? 'null') as { href?: unknown; at?: unknown } | null;
+    return guard?.href === location.href && typeof guard.at === 'number' && Date.now() - guard.at < RELOAD_GUARD_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** How long a reload to be controlled counts as this page's try (see reloadedHere). */
+const RELOAD_GUARD_MS = 30_000;
+
+/**
+ * Asks the active worker to claim this page (swbucket's own worker does; an app's own may not
+ * listen) and waits briefly for it: no reload needed. WebKit loads some pages from the network
+ * rather than through the worker (docs/browser.md, "Opening objects in a tab").
+ */
+async function claimed(registration: ServiceWorkerRegistration): Promise<boolean> {
+  const active = registration.active;
+  if (!active) return false;
+  const changed = controllerChange().then(() => true);
+  active.postMessage(CLAIM_MESSAGE);
+  return Promise.race([changed, new Promise<boolean>((resolve) => setTimeout(() => resolve(Boolean(navigator.serviceWorker.controller)), CLAIM_WAIT_MS))]);
+}
+
+/** How long startService waits for a worker asked to claim the page. */
+const CLAIM_WAIT_MS = 1000;
+
 /** How long a claim may trail the worker's activation before the page counts as left out. */
 const CLAIM_GRACE_MS = 500;
 
@@ -266,16 +299,19 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     // at once, so wait for it rather than ask the one on its way out.
     await withTimeout(controllerChange(), timeoutMs, 'the updated service worker');
   }
-  if (!navigator.serviceWorker.controller && !(await controlled(registration, timeoutMs))) {
-    if (!sessionStorage.getItem(RELOAD_GUARD)) {
-      // An active worker that does not control the page: after a hard reload (which bypasses
-      // workers), or a worker that does not claim open pages. A reload puts the page under it.
-      sessionStorage.setItem(RELOAD_GUARD, '1');
+  if (!navigator.serviceWorker.controller && !(await controlled(registration, timeoutMs)) && !(await claimed(registration))) {
+    if (!reloadedHere()) {
+      // An active worker that does not control the page and did not claim it when asked: after a
+      // hard reload (which bypasses workers), or a worker that does not claim open pages. A
+      // reload puts the page under it.
+      sessionStorage.setItem(RELOAD_GUARD, JSON.stringify({ href: location.href, at: Date.now() }));
       location.reload();
       return new Promise<never>(() => {});
     }
-    throw new ServiceStartError('timeout', `The service worker ${pathOf(activeScript(registration) ?? ownScript.href)} is active but does not `
-      + 'control this page, even after a reload. If it is your own worker, have it call clients.claim() when it activates.');
+    sessionStorage.removeItem(RELOAD_GUARD);
+    throw new ServiceStartError('timeout', `The service worker ${pathOf(activeScript(registration) ?? ownScript.href)} is active, but this browser `
+      + 'did not let it control this page, neither when it was asked to claim the page nor after a reload. If it is your own worker, have it '
+      + `call clients.claim() when it activates and when it receives the message "${CLAIM_MESSAGE}".`);
   }
   sessionStorage.removeItem(RELOAD_GUARD);
 

@@ -3,14 +3,15 @@
 //   tab on the page's own origin (plainly from a public-read bucket, through a presigned link turned
 //   into a mount URL, and as the ifNotFound fallback). Without a sandbox the script would run with
 //   the page origin's rights and read its IndexedDB (the service's own database). What must hold:
-//   the answer carries `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox`, the
+//   the tab gets the worker's frame page (no script), the object in its frame carries
+//   `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox`, the
 //   stored script does not get to report anything, and the document lives in an opaque origin
 //   (`self.origin === 'null'`) where IndexedDB access throws.
 // - the request log as a place to steal credentials from: after signed and presigned requests
 //   (and refused ones), the worker's log database holds no signature, and refused requests carry
 //   the access key they claimed.
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page, Response } from 'playwright-core';
 import { launchChromium } from './support/chromium.ts';
 import { openServicePage, resetService } from './support/page.ts';
 import { storedLog } from './support/log.ts';
@@ -78,7 +79,7 @@ afterAll(async () => {
 });
 
 /** What a script in a document can reach of its origin's storage (run by the test, in that document). */
-function probeStorage(p: Page) {
+function probeStorage(p: Page | Frame) {
   return p.evaluate(async () => ({
     origin: self.origin,
     databases: await indexedDB.databases().then(
@@ -96,22 +97,32 @@ function probeStorage(p: Page) {
   }));
 }
 
-/** Opens `url` in a new tab of the page's context (same origin, same worker, same storage). */
+/**
+ * Opens `url` in a new tab of the page's context (same origin, same worker, same storage). The tab
+ * gets the frame page (no script of its own) and the object is the document of its one frame.
+ */
 async function openInTab(url: string) {
   const tab = await context.newPage();
   const messages: string[] = [];
+  const responses: Response[] = [];
   tab.on('console', (m) => messages.push(m.text()));
+  tab.on('response', (r) => responses.push(r));
   try {
     const res = await tab.goto(url);
     expect(res, url).not.toBeNull();
     // Time for the stored script to run and report, if it runs at all.
     await tab.waitForTimeout(700);
+    const frame = tab.frames().find((f) => f !== tab.mainFrame());
+    expect(frame, 'the frame page holds the object in a frame').toBeDefined();
+    const object = responses.find((r) => r.frame() === frame && r.request().isNavigationRequest());
+    expect(object, 'the frame\'s own request was answered').toBeDefined();
     return {
-      status: res!.status(),
-      headers: await res!.allHeaders(),
-      title: await tab.title(),
+      page: { status: res!.status(), headers: await res!.allHeaders(), fromWorker: res!.fromServiceWorker() },
+      status: object!.status(),
+      headers: await object!.allHeaders(),
+      title: await frame!.title(),
       messages,
-      probe: await probeStorage(tab),
+      probe: await probeStorage(frame!),
     };
   } finally {
     await tab.close();
@@ -138,6 +149,11 @@ describe('stored XSS through the mount', () => {
   for (const [what, url, status] of cases) {
     it(`${what}: sandboxed, the script reaches nothing of the origin`, async () => {
       const r = await openInTab(url());
+      // The tab's own document is the worker's frame page: no script may run in it at all.
+      expect(r.page.fromWorker).toBe(true);
+      expect(r.page.status).toBe(status);
+      expect(r.page.headers['content-security-policy']).toMatch(/^default-src 'none';/);
+      expect(r.page.headers['content-security-policy']).not.toMatch(/script-src/);
       expect(r.status).toBe(status);
       expect(r.headers['x-content-type-options']).toBe('nosniff');
       expect(r.headers['content-security-policy']).toBe('sandbox');

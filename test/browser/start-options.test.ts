@@ -403,13 +403,18 @@ describe('mountUrl', () => {
     expect(out.foreign).toMatch(/^threw TypeError: https:\/\/example\.com\/x is not a URL of the service at svc\.localhost/);
     expect(out.anonymous, 'the bucket is private: the mount without a signature is refused').toBe(403);
 
+    // The tab gets the worker's frame page; the object is its frame's document, fetched by the frame.
+    const framed = page.waitForResponse((r) => r.url() === out.mounted && r.request().frame() !== page.mainFrame());
     const response = await page.goto(out.mounted);
     expect(response, 'the navigation got a response').not.toBeNull();
     expect(response!.status()).toBe(200);
     expect(response!.headers()['server']).toBe('swbucket');
     expect(response!.fromServiceWorker()).toBe(true);
-    expect(await page.evaluate(() => document.body.innerText)).toBe(text);
-    expect(Buffer.from(await response!.body()).toString('utf8')).toBe(text);
+    const object = await framed;
+    expect(object.fromServiceWorker()).toBe(true);
+    expect(Buffer.from(await object.body()).toString('utf8')).toBe(text);
+    const frame = page.frames().find((f) => f !== page.mainFrame())!;
+    await expect.poll(() => frame.evaluate(() => document.body?.innerText ?? '')).toBe(text);
   });
 });
 

@@ -157,7 +157,8 @@ describe('a fresh Vite app, from the packed tarball', () => {
         const mountPage = await page.context().newPage();
         const res = await mountPage.goto(`${served.url}${base}svc/fresh-app/notes/hello.txt`);
         expect(res?.headers()['server']).toBe('swbucket');
-        expect(await mountPage.locator('body').textContent()).toBe('hello from a fresh app');
+        // The tab gets the worker's frame page, the object shown in its one frame.
+        expect(await mountPage.frameLocator('iframe').locator('body').textContent()).toBe('hello from a fresh app');
       });
 
       it(`${base}swbucket/ shows the app's bucket, using the app's worker`, async () => {

@@ -68,7 +68,8 @@ describe('examples/vanilla: notes in a plain Vite app with the swbucket/vite plu
         await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/2 note\(s\)/);
         await page.getByRole('link', { name: 'groceries.txt' }).click();
         await page.waitForURL('**/svc/notes/groceries.txt?*');
-        expect(await page.locator('body').textContent()).toBe('eggs, milk');
+        // The tab gets the worker's frame page, the note shown in its one frame.
+        expect(await page.frameLocator('iframe').locator('body').textContent()).toBe('eggs, milk');
         expect(await consoleOf(page, `${served.url}/swbucket/`, 'notes')).toEqual({ running: true, listed: true, controller: '/sw.js' });
       } finally {
         await context.close();

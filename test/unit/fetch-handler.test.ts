@@ -337,3 +337,55 @@ describe('name', () => {
     expect(() => createFetchHandler({ name })).toThrow(/instance name/);
   });
 });
+
+describe('respond(): a tab opening an object on the mount gets the frame page', () => {
+  /** A request as the browser hands a navigation to the worker (Node's Request cannot be made with mode 'navigate'). */
+  const navigation = (request: Request, destination: 'document' | 'iframe' = 'document'): Request => new Proxy(request, {
+    get: (target, p) => {
+      if (p === 'mode') return 'navigate';
+      if (p === 'destination') return destination;
+      const v = Reflect.get(target, p, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+
+  async function withPublicObject() {
+    const handler = createFetchHandler();
+    const respond = (r: Request) => handler.respond(eventFor(r));
+    expect((await respond(signed('PUT', 'http://pub.svc.localhost/', { headers: { 'x-svc-acl': 'public-read' } }))).status).toBe(200);
+    const put = await respond(signed('PUT', 'http://pub.svc.localhost/docs/a&b "c".html', { body: '<p>stored</p>', headers: { 'content-type': 'text/html' } }));
+    expect(put.status).toBe(200);
+    return respond;
+  }
+  const url = `${SCOPE}svc/pub/docs/a%26b%20%22c%22.html`;
+
+  it('a script-free page of the origin with one frame of the same URL, the object\'s status, the key as title', async () => {
+    const respond = await withPublicObject();
+    const res = await respond(navigation(new Request(`${url}?x=1&y=2`)));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; base-uri 'none'; form-action 'none'");
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-svc-request-id')).toBeTruthy();
+    expect(res.headers.get('etag')).toBeNull(); // not the object's answer
+    const html = await res.text();
+    expect(html).not.toMatch(/<script/i);
+    expect(html).toContain('<title>a&#38;b &#34;c&#34;.html</title>');
+    expect(html).toContain('<iframe src="/demo/svc/pub/docs/a%26b%20%22c%22.html?x=1&#38;y=2"');
+    expect(html).not.toMatch(/<iframe[^>]*sandbox/);
+    // The ifNotFound fallback keeps its 404.
+    const fallback = await respond(navigation(new Request(`${SCOPE}svc/pub/missing.html?ifNotFound=${encodeURIComponent('docs/a&b "c".html')}`)));
+    expect(fallback.status).toBe(404);
+    expect(await fallback.text()).toContain('<iframe');
+  });
+
+  it("the frame's own request, a fetch, and a download get the object itself", async () => {
+    const respond = await withPublicObject();
+    for (const request of [navigation(new Request(url), 'iframe'), new Request(url), navigation(new Request(`${url}?download=x.html`))]) {
+      const res = await respond(request);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-security-policy')).toBe('sandbox');
+      expect(await res.text()).toBe('<p>stored</p>');
+    }
+  });
+});
