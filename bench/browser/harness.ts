@@ -200,6 +200,56 @@ const bench = {
     return performance.now() - t0;
   },
 
+  /** `n` GETs of bytes start..end (inclusive) of one object, each checked for length; total ms (figure 10). */
+  async rangeN(bucket: string, key: string, start: number, end: number, n: number): Promise<number> {
+    let ms = 0;
+    for (let i = 0; i < n; i++) ms += await bench.range(bucket, key, start, end);
+    return ms;
+  },
+
+  /**
+   * A PUT of the blob to the worker's hello URL on this page's origin (/__swbucket), which
+   * swbucket's worker answers with its hello without reading the body: what sending a body to a
+   * service worker costs the browser by itself (figure 10, memory); ms.
+   */
+  async putUnread(blobId: string): Promise<number> {
+    const t0 = performance.now();
+    const r = await ok(await fetch(new URL('/__swbucket', location.href).href, { method: 'PUT', body: blob(blobId) }), 'PUT /__swbucket');
+    const hello = (await r.json()) as { swbucket?: unknown };
+    if (typeof hello.swbucket !== 'string') fail('PUT /__swbucket: not the worker\'s hello');
+    return performance.now() - t0;
+  },
+
+  /** A PUT of the blob to any URL (figure 10, memory: a plain HTTP server, no worker); ms. */
+  async putTo(url: string, blobId: string): Promise<number> {
+    const t0 = performance.now();
+    await (await ok(await fetch(url, { method: 'PUT', body: blob(blobId) }), `PUT ${url}`)).arrayBuffer();
+    return performance.now() - t0;
+  },
+
+  /**
+   * `n` signatures of a PUT by the page's client (HMAC-SHA256 through WebCrypto), one after another;
+   * ms per signature (timed together: Firefox and WebKit give performance.now() in whole ms). Figure 10.
+   */
+  async signN(bucket: string, key: string, n: number): Promise<number> {
+    const c = client() as unknown as { explainSignature(m: string, b: string, k: string): Promise<unknown> };
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await c.explainSignature('PUT', bucket, key);
+    return (performance.now() - t0) / n;
+  },
+
+  /** How the page's swbucket worker keeps bodies ('blobs' or 'pieces'), and its script URL. */
+  swInfo(): { bodies: string | null; scriptUrl: string } {
+    const s = (window as unknown as { swbucket: { storage: { bodies: string | null }; scriptUrl: string } }).swbucket;
+    return { bodies: s.storage.bodies, scriptUrl: s.scriptUrl };
+  },
+
+  /** How the storage floor worker controlling this page (at /storage-floor/…) keeps bodies: 'blob' or 'bytes'. */
+  async floorForm(): Promise<string> {
+    const r = await ok(await fetch(new URL('__form', location.href).href), 'floor form');
+    return ((await r.json()) as { form: string }).form;
+  },
+
   /** Deletes keys on the swbucket side (clean-up, not timed). */
   async removeKeys(bucket: string, keys: string[]): Promise<void> {
     const r = await client().deleteObjects(bucket, keys, { quiet: true });

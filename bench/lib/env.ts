@@ -19,7 +19,7 @@ const BENCH = fileURLToPath(new URL('..', import.meta.url));
 const SETTLE_MS = 8000;
 
 /** Bundles one of bench/browser/*.ts into a classic script. */
-async function bundle(entry: string): Promise<string> {
+export async function bundle(entry: string): Promise<string> {
   const out = await esbuild({
     entryPoints: [join(BENCH, 'browser', entry)],
     bundle: true,
