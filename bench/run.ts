@@ -8,9 +8,13 @@
 //   npm run bench -- --only 1,4,5      some figures (5 and 7 bring 4: they read its 256 MiB object);
 //                                      printed only: the results files are rewritten by whole runs
 //   npm run bench -- --only 8          the Node server alone: no build, no browser
+//   npm run bench -- --only engines    figure 10 alone (also `--only 10`, or `npm run bench -- engines`):
+//                                      each browser engine against its own storage floor
 //   npm run bench -- --strict          exit 1 on a missed target
+//   npm run bench -- --out DIR         write results.json and RESULTS.md to DIR instead (with --only too)
 //   npm run bench -- --no-diagnose     skip the request timelines traced at the end (evidence for RESULTS.md)
 import { fileURLToPath } from 'node:url';
+import { mkdir } from 'node:fs/promises';
 import { startEnv, call, type Env } from './lib/env.ts';
 import { formatTable, machine, writeResults, type Row } from './lib/report.ts';
 import { explainMisses, METHOD_NOTES } from './lib/explain.ts';
@@ -23,6 +27,7 @@ import { smallObjectsFigure } from './figures/small.ts';
 import { memoryFigure } from './figures/memory.ts';
 import { serverFigure } from './figures/server.ts';
 import { archiveFigure } from './figures/archive.ts';
+import { enginesFigure, enginesMatrix, type EnginesResult } from './figures/engines.ts';
 import { diagnose, type Diagnostics } from './lib/diagnose.ts';
 
 const BUDGET_MS = 9.5 * 60 * 1000; // the whole run must finish in under 10 minutes
@@ -32,11 +37,23 @@ const log = (line: string) => console.log(`[${elapsed()}] ${line}`);
 
 const args = process.argv.slice(2);
 const strict = args.includes('--strict');
+/** Figures that have a name as well as a number: `--only engines`, or the name alone (`npm run bench -- engines`). */
+const NAMED: Record<string, number> = { engines: 10 };
+const figureOf = (s: string) => NAMED[s] ?? Number(s);
 const onlyArg = args[args.indexOf('--only') + 1];
-const only = args.includes('--only') && onlyArg ? new Set(onlyArg.split(',').map(Number)) : null;
+const onlyList = [
+  ...(args.includes('--only') && onlyArg ? onlyArg.split(',').map(figureOf) : []),
+  ...args.filter((a) => Object.hasOwn(NAMED, a)).map(figureOf),
+];
+const unknown = [...(args.includes('--only') && onlyArg ? onlyArg.split(',') : [])].filter((x) => !Number.isInteger(figureOf(x)));
+if (unknown.length) {
+  console.error(`bench: --only takes figure numbers (1–10) or names (${Object.keys(NAMED).join(', ')}), not ${unknown.join(', ')}`);
+  process.exit(2);
+}
+const only = onlyList.length ? new Set(onlyList) : null;
 const wants = (n: number) => !only || only.has(n) || (n === 4 && (only.has(5) || only.has(7))) || (n === 2 && only.has(3)) || (n === 3 && only.has(2));
-/** Figures 1–7 and 9 run in Chromium; 8 (the Node server) needs no browser. */
-const wantsBrowser = [1, 2, 3, 4, 5, 6, 7, 9].some(wants);
+/** Figures 1–7 and 9 run in Chromium, 10 in every engine (Chromium is the run's own); 8 (the Node server) needs no browser. */
+const wantsBrowser = [1, 2, 3, 4, 5, 6, 7, 9, 10].some(wants);
 
 // A run that hangs must not hold a shared machine: past the budget, close what was started (a few
 // seconds at most) and stop.
@@ -83,10 +100,16 @@ async function main(): Promise<number> {
     if (wants(7) && big) await figure(7, "worker heap during a 256 MiB GET and a 100 MiB PUT", () => memoryFigure(ctx(), big.bigKey, big.bigSize), (r) => r);
     if (wants(8)) await figure(8, 'the Node server: --data (LMDB) vs in memory vs s3rver, over HTTP', () => serverFigure(log), (r) => r);
     if (wants(9)) await figure(9, 'archives: export and import through the worker', () => archiveFigure(ctx()), (r) => r);
+    let engines: EnginesResult | undefined;
+    if (wants(10)) {
+      engines = await figure(10, 'engines: Chromium, Firefox, WebKit (ephemeral and on disk) against their own storage floor; pieces vs Blobs; memory of a 100 MiB PUT',
+        () => enginesFigure(ctx()), (r) => r.rows);
+      log('figure 10, swbucket\'s rate ÷ its engine\'s storage floor (higher is better; 1 = as fast as the floor):\n' + enginesMatrix(engines));
+    }
 
     // Last: tracing rewires the worker's globals. Evidence for the explanations of missed targets.
     let diag: Diagnostics | undefined;
-    if (wantsBrowser && !args.includes('--no-diagnose')) {
+    if ([1, 2, 3, 4, 5, 6, 7, 9].some(wants) && !args.includes('--no-diagnose')) {
       log('diagnostics: request timelines inside the worker, IndexedDB durability');
       diag = await diagnose(ctx());
     }
@@ -95,12 +118,18 @@ async function main(): Promise<number> {
     console.log('\n' + formatTable(rows) + '\n');
     const m = machine(env?.chromiumVersion ?? 'not run', started);
     const missed = rows.filter((r) => r.pass === false);
-    if (only) {
+    const outDir = args.includes('--out') ? args[args.indexOf('--out') + 1] : undefined;
+    if (outDir) {
+      // Anywhere else, any figures: e.g. `--only engines --out /tmp/engines` to read one figure's notes and explanations.
+      await mkdir(outDir, { recursive: true });
+      await writeResults(outDir, rows, m, explainMisses(rows, putget, diag, engines), METHOD_NOTES);
+      log(`wrote ${outDir}/results.json and ${outDir}/RESULTS.md: ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
+    } else if (only) {
       // The results files describe one whole run; a few figures must not pass for all of them.
-      log(`--only: bench/results.json and bench/RESULTS.md left as they are (a run without --only rewrites them); ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
+      log(`--only: bench/results.json and bench/RESULTS.md left as they are (a run without --only rewrites them; --out DIR writes them there); ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
     } else {
       const dir = fileURLToPath(new URL('.', import.meta.url));
-      await writeResults(dir, rows, m, explainMisses(rows, putget, diag), METHOD_NOTES);
+      await writeResults(dir, rows, m, explainMisses(rows, putget, diag, engines), METHOD_NOTES);
       log(`wrote bench/results.json and bench/RESULTS.md: ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
     }
     for (const r of missed) log(`  MISS ${r.name}: ratio ${r.ratio.toFixed(2)}, target ${r.target}`);

@@ -4,6 +4,8 @@
 import type { Row } from './report.ts';
 import type { PutGetResult } from '../figures/putget.ts';
 import type { Diagnostics } from './diagnose.ts';
+import type { EnginesResult } from '../figures/engines.ts';
+import { explainEngines } from './explain-engines.ts';
 import { KiB, MiB, sizeName } from './stats.ts';
 
 export const METHOD_NOTES: string[] = [
@@ -16,6 +18,7 @@ export const METHOD_NOTES: string[] = [
   'MD5: the worker\'s own protocol/md5.ts bundled into a dedicated browser worker, fed the 64 KiB updates a service worker receives a PUT body in, against node:crypto fed the same updates of the same 64 MiB; the ratio is throughput (node\'s time ÷ the engine\'s).',
   'Figure 8, the Node server, needs no browser (`npm run bench -- --only 8`): `swbucket serve --data DIR` (LMDB; every write synced to disk before its answer), the same server in memory, and s3rver 3.7.1 with a data directory, each in a process of its own started by the run, all directories on the same disk; this process drives them over loopback HTTP with node:http, one kept-alive connection, operations one after another (swbucket\'s requests signed as root, s3rver\'s unsigned). The servers log a line per request to a pipe, as when run in a terminal. s3rver writes its files without fsync.',
   'Complete: each round uploads both objects (not timed), flushes the disk (`sync`, so a strict commit does not wait behind the writeback of 256 MiB of parts, which is Upload Part\'s cost), then times the two Completes back to back. Memory: CDP on the service worker target (Runtime.getHeapUsage, usedSize + backingStorageSize, after HeapProfiler.collectGarbage), sampled as fast as CDP answers during a 256 MiB GET (figure 4\'s object) and during a PUT of 100 MiB, the largest one PUT may have (`limits.putObjectBytes`, which 256 MiB is over), a Blob made in the page before measuring, sent through the typed client, removed afterwards, 3 of each; the peak growth over the start, median of the 3. Control, so that a small growth means something: a 16 MiB Uint8Array made on the worker\'s global through the same CDP session (Runtime.evaluate) must show as about +16 MiB on the same probe; it is deleted afterwards.',
+  'Figure 10 (`npm run bench -- --only engines`, about 3 minutes): each engine against its own storage floor. Chromium is the run\'s own (profile on disk; its figure-2 pages); Firefox ESR (puppeteer-core over WebDriver BiDi, a fresh profile on disk), WebKitGTK with ephemeral storage (MiniBrowser through WebKitWebDriver, under Xvfb: IndexedDB there refuses Blobs, so swbucket keeps bodies as 256 KiB pieces) and WebKitGTK with storage on disk (test/browser/support/engines/webkit-launcher.py) are launched one at a time through test/browser/support/engines.ts, each with the built site\'s page (window.swbucket.client) and the storage floor\'s page. The storage floor keeps a Blob per body, or one ArrayBuffer where IndexedDB refuses Blobs (found out as its database opens, as swbucket\'s store does); in ephemeral WebKit a second floor keeping 256 KiB pieces (storage-floor-sw.js?pieceBytes=262144, bench/pages/storage-floor-pieces/) runs in the same rounds. 1 KiB in batches of 20, 1 MiB in batches of 4, 16 MiB one at a time, PUT then GET of what was just written, sides rotated each round after a warm-up round; timed inside the page (Firefox and WebKit give performance.now() in whole milliseconds; WebDriver\'s few ms per call are never counted). Rates, higher is better; ratio = swbucket ÷ floor, target ≥ 0.5 everywhere. Also per engine: the client\'s PUT signature (50 in a row) and MD5 of 16 MiB in a dedicated worker (the worker\'s protocol/md5.ts, 64 KiB updates, median of 3). Pieces vs Blobs: the built sw.js registered a second time as /sw-pieces.js?bodies=pieces on an origin of its own in the run\'s Chromium (served under another name so that the site\'s startService() keeps it instead of registering plain sw.js over it), beside the site\'s own; ratio = pieces\' rate ÷ Blobs\'. Memory: VmRSS, RssAnon and RssShmem of every browser process (the processes below this Node process whose program is firefox or chromium) read from /proc every 50 ms, before (mean of 3), peak during, and 1 s after a 100 MiB PUT of a Blob made in the page beforehand: to a Node server from a page no worker controls, to /__swbucket (the worker answers its hello without reading the body), and through window.swbucket.client.putObject (checksum off); 3 of each, rotated; Firefox in a fresh launch, Chromium in the run\'s own.',
   'Small parts: 200 Upload Parts of the same 1 KiB Blob into one upload against 200 PUTs of it to distinct keys, 8 in flight each, in interleaved rounds after a warm-up round; creating the upload, aborting it and deleting the keys are not timed.',
 ];
 
@@ -29,7 +32,9 @@ function sizeOf(name: string): number | undefined {
 const line = (r: Row) => `**${r.name}**: ratio ${r.ratio.toFixed(2)} against ${r.target} (swbucket ${f1(r.value)} ${r.unit}, baseline ${f1(r.baseline)} ${r.unit})`;
 
 /** The RESULTS.md sections for missed targets, grouped by cause, and other observations. */
-export function explainMisses(rows: Row[], putget: PutGetResult | undefined, diag: Diagnostics | undefined): { misses: string[]; observations: string[] } {
+export function explainMisses(
+  rows: Row[], putget: PutGetResult | undefined, diag: Diagnostics | undefined, engines?: EnginesResult,
+): { misses: string[]; observations: string[] } {
   const misses: string[] = [];
   const observations: string[] = [];
   const missed = rows.filter((r) => r.pass === false);
@@ -96,6 +101,11 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
     misses.push(out.join('\n'));
   }
 
+  // Figure 10: each engine against its own storage floor (bench/lib/explain-engines.ts).
+  const eng = explainEngines(rows, engines);
+  eng.explained.forEach((r) => done.add(r));
+  misses.push(...eng.misses);
+
   for (const r of missed.filter((x) => !done.has(x))) {
     if (r.name.startsWith('Complete')) {
       const c32 = diag?.shapes['Complete 32 parts'];
@@ -132,5 +142,6 @@ export function explainMisses(rows: Row[], putget: PutGetResult | undefined, dia
       ? 'Most of it is the commit of a strict transaction that deletes 2,000 records (objects and their bodies).'
       : 'Most of it is the requests.'}`);
   }
+  observations.push(...eng.observations);
   return { misses, observations };
 }
