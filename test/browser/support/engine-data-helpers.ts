@@ -1,0 +1,128 @@
+// Helpers for test/browser/engine-data.test.ts: deterministic bytes that Node and the page both make
+// (so Node computes the MD5 and SHA-256 of what the page sent with node:crypto, independently of the
+// service's and the client's own MD5 code), and a way to run a function in any engine's page with a
+// few tools at hand (the running service, its client, those bytes, a SHA-256 of what came back).
+import { createHash } from 'node:crypto';
+import type { EnginePage } from './engines.ts';
+import type { RunningService } from '../../../src/browser/index.ts';
+import type { Client, createClient } from '../../../src/client/index.ts';
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+
+/**
+ * Deterministic bytes from a seed: xorshift32 words, little-endian. One source text, run in the page
+ * (through `run`) and in Node.
+ */
+const PATTERN_SOURCE = `function pattern(seed, length) {
+  const words = new Uint32Array(Math.ceil(length / 4));
+  let x = (Math.imul(seed, 2654435761) + 0x9e3779b9) >>> 0 || 1;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    words[i] = x;
+  }
+  return new Uint8Array(words.buffer, 0, length);
+}`;
+export const pattern = new Function(`return (${PATTERN_SOURCE});`)() as (seed: number, length: number) => Uint8Array<ArrayBuffer>;
+
+export const md5hex = (bytes: Uint8Array | string): string => createHash('md5').update(bytes).digest('hex');
+export const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+/** docs/protocol.md, "ETags and Content-MD5": md5hex(e1 + "-" + … + eN + "-") + "-1". */
+export const multipartEtag = (etags: string[]): string => md5hex(etags.map((e) => e + '-').join('')) + '-1';
+
+/** What the built site's page puts on window.swbucket (src/App.svelte). */
+export type SwGlobal = RunningService & { createClient: typeof createClient; client: Client };
+
+/** A response as the page read it: status, headers, and its bytes summed up. */
+export interface ReadResult {
+  status: number;
+  headers: Record<string, string>;
+  size: number;
+  sha256: string;
+  /** The bytes themselves when there are at most 64 of them. */
+  bytes: number[] | null;
+}
+
+export interface ThrownError {
+  name: string;
+  message: string;
+  code?: string;
+  status?: number;
+}
+
+/** What a function run in the page gets. */
+export interface Tools {
+  sw: SwGlobal;
+  /** The page's origin, e.g. http://localhost:4310 */
+  origin: string;
+  /** The same bytes as `pattern` in Node. */
+  pattern(seed: number, length: number): Uint8Array<ArrayBuffer>;
+  /** A type-less Blob of pattern(seed, length). */
+  blob(seed: number, length: number): Blob;
+  /** Lower-case hex SHA-256 (WebCrypto). */
+  sha256(data: Blob | Uint8Array<ArrayBuffer>): Promise<string>;
+  /** Reads a response whole (as a Blob, the fast way) and sums it up. */
+  read(res: Response): Promise<ReadResult>;
+  /** null when `p` resolves; what it rejected with otherwise. */
+  thrown(p: Promise<unknown>): Promise<ThrownError | null>;
+  sleep(ms: number): Promise<void>;
+}
+
+function makeTools(patternSource: string): Tools {
+  const gen = new Function(`return (${patternSource})`)() as (seed: number, length: number) => Uint8Array<ArrayBuffer>;
+  const hex = (buf: ArrayBuffer) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
+  const sha256 = async (data: Blob | Uint8Array<ArrayBuffer>) =>
+    hex(await crypto.subtle.digest('SHA-256', data instanceof Blob ? await data.arrayBuffer() : data));
+  return {
+    sw: (window as unknown as { swbucket: SwGlobal }).swbucket,
+    origin: location.origin,
+    pattern: gen,
+    blob: (seed, length) => new Blob([gen(seed, length)]),
+    sha256,
+    async read(res) {
+      const bytes = new Uint8Array(await (await res.blob()).arrayBuffer());
+      return {
+        status: res.status,
+        headers: Object.fromEntries(res.headers),
+        size: bytes.length,
+        sha256: await sha256(bytes),
+        bytes: bytes.length <= 64 ? Array.from(bytes) : null,
+      };
+    },
+    async thrown(p) {
+      try {
+        await p;
+        return null;
+      } catch (e) {
+        const o = e as Record<string, unknown> | null;
+        return {
+          name: String(o?.name), message: String(o?.message),
+          ...(o && 'code' in o ? { code: String(o.code) } : {}),
+          ...(o && 'status' in o ? { status: Number(o.status) } : {}),
+        };
+      }
+    },
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  };
+}
+
+/**
+ * Runs `fn` in the page with the tools. `fn` is sent as source text, so it may use only its
+ * arguments; `arg` and the result cross as JSON.
+ */
+export function run<R, A = undefined>(page: EnginePage, fn: (t: Tools, arg: A) => Promise<R>, arg?: A): Promise<R> {
+  return page.evaluate(async (x: { fnSrc: string; toolsSrc: string; patternSrc: string; arg: unknown }) => {
+    const tools = (new Function(`return (${x.toolsSrc})`)() as (p: string) => unknown)(x.patternSrc);
+    const f = new Function(`return (${x.fnSrc})`)() as (t: unknown, a: unknown) => Promise<unknown>;
+    return f(tools, x.arg);
+  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), patternSrc: PATTERN_SOURCE, arg: (arg ?? null) as unknown }) as Promise<R>;
+}
+
+/** Waits until the page at `page` has started the service again (after a reload or a navigation). */
+export async function waitStarted(page: EnginePage): Promise<void> {
+  await page.waitForFunction(() => Boolean((window as { swbucket?: unknown }).swbucket), undefined, { timeout: 20_000 });
+}
