@@ -4,8 +4,8 @@ let streams: boolean | undefined;
 
 /**
  * Whether fetch() can send a ReadableStream as a request body. Chromium can (with `duplex:
- * 'half'`); Firefox does not read the `duplex` option and WebKit turns the stream into the text
- * "[object ReadableStream]" (with a text/plain Content-Type), and both refuse to send it.
+ * 'half'`); Firefox does not read the `duplex` option and sends the text "[object ReadableStream]"
+ * (with a text/plain Content-Type), and WebKit refuses such a request (NotSupportedError).
  */
 export function canStreamUploads(): boolean {
   if (streams !== undefined) return streams;
