@@ -35,6 +35,7 @@ const CROSS_ENGINE_TESTS = [
   'test/browser/conformance.test.ts',
   'test/browser/engines.test.ts',
   'test/browser/engine-data.test.ts',
+  'test/browser/engine-console.test.ts',
 ];
 
 export default defineConfig({
