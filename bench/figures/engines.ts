@@ -96,6 +96,26 @@ export interface EnginesResult {
   memory: MemoryCase[];
 }
 
+/** The engines this figure has launched and not yet closed: a run stopped by its watchdog closes them (closeEngines). */
+const launched = new Set<Engine>();
+
+async function launch(name: EngineName): Promise<Engine> {
+  const engine = await launchEngine(name);
+  launched.add(engine);
+  return engine;
+}
+
+async function close(engine: Engine | undefined): Promise<void> {
+  if (!engine) return;
+  launched.delete(engine);
+  await engine.close().catch(() => {});
+}
+
+/** Closes whatever engine the figure has open (WebKit's driver and Xvfb would outlive this process otherwise). */
+export async function closeEngines(): Promise<void> {
+  await Promise.all([...launched].map((e) => close(e)));
+}
+
 /** window.__bench[name](...args) in an engine's page. */
 function ecall<T>(page: EnginePage, name: string, ...args: unknown[]): Promise<T> {
   return page.evaluate((a: { n: string; args: unknown[] }) => (window as unknown as { __bench: Record<string, (...x: unknown[]) => unknown> }).__bench[a.n]!(...a.args) as T, { n: name, args });
@@ -325,7 +345,7 @@ export async function enginesFigure({ env, log, bucket }: Ctx): Promise<EnginesR
     }
     let engine: Engine | undefined;
     try {
-      engine = await launchEngine(name);
+      engine = await launch(name);
       const site = await engine.newPage();
       await openSite(site, siteUrl, harness);
       const floor = await engine.newPage();
@@ -344,7 +364,7 @@ export async function enginesFigure({ env, log, bucket }: Ctx): Promise<EnginesR
       log(`  ${name}: not measured: ${why}`);
       skipped.push({ name, why });
     } finally {
-      await engine?.close().catch(() => {});
+      await close(engine);
     }
     log(`  ${name} done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }
@@ -426,7 +446,7 @@ export async function enginesFigure({ env, log, bucket }: Ctx): Promise<EnginesR
     const sink = await startSink();
     let firefox: Engine | undefined;
     try {
-      firefox = await launchEngine('firefox');
+      firefox = await launch('firefox');
       const page = await firefox.newPage();
       await openSite(page, siteUrl, harness);
       const plain = await firefox.newPage();
@@ -438,7 +458,7 @@ export async function enginesFigure({ env, log, bucket }: Ctx): Promise<EnginesR
       log(`  Firefox memory: not measured: ${why}`);
       skipped.push({ name: 'firefox', why: `memory: ${why}` });
     } finally {
-      await firefox?.close().catch(() => {});
+      await close(firefox);
     }
     const plainPage = await env.context.newPage();
     try {
