@@ -88,6 +88,9 @@ export async function launchFirefoxEngine({ evaluateTimeout }: { evaluateTimeout
     headless: true,
     extraPrefsFirefox: FIREFOX_PREFS,
     env: { ...process.env, ...FIREFOX_ENV },
+    // No network events: nothing here reads them, and with them every evaluate() whose page code
+    // fetched took ~45 ms longer (a 6 ms GET through the worker came back after 50 ms).
+    networkEnabled: false,
   });
   try {
     const version = (await browser.version()).replace(/^firefox\//i, 'Firefox ');
