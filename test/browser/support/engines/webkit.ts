@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Builder, type WebDriver } from 'selenium-webdriver';
 import type { Engine, EnginePage, WaitOptions } from '../engines.ts';
 import { findExecutable, notExecutable } from './find.ts';
-import { findXvfb, startXvfb, stopProcess } from './xvfb.ts';
+import { findXvfb, killOnExit, startXvfb, stopProcess } from './xvfb.ts';
 
 const INSTALL = 'apt-get install webkit2gtk-driver xvfb';
 const INSTALL_DISK = 'apt-get install webkit2gtk-driver xvfb gir1.2-webkit2-4.1 python3-gi';
@@ -179,6 +179,7 @@ export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { d
     child.stderr!.on('data', keep);
     let spawnError: Error | undefined;
     child.once('error', (e) => (spawnError = e));
+    killOnExit(child, { group: true });
     cleanups.push(() => stopProcess(child, { group: true }));
     const server = `http://127.0.0.1:${port}`;
     await waitReady(server, () => spawnError ? `WebKitWebDriver could not start: ${spawnError.message}`

@@ -40,7 +40,37 @@ export async function startXvfb(): Promise<Xvfb> {
     child.once('exit', (code, signal) => fail(new Error(`Xvfb exited (${code ?? signal}) before reporting a display`)));
   });
   child.removeAllListeners('exit');
+  killOnExit(child);
   return { display, stop: () => stopProcess(child) };
+}
+
+const EXIT_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/**
+ * Kills `child` (its process group with `group`) if this process ends while it runs: a test file
+ * that throws before closing its engine, or a vitest worker that is stopped (SIGTERM), leaves no X
+ * server or driver behind. After a signal, once no other listener is left, the signal is raised
+ * again so the process still ends as it would have.
+ */
+export function killOnExit(child: ChildProcess, { group = false } = {}): void {
+  const kill = () => {
+    try {
+      if (group && child.pid) process.kill(-child.pid, 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    kill();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  process.once('exit', kill);
+  for (const s of EXIT_SIGNALS) process.once(s, onSignal);
+  child.once('exit', () => {
+    process.off('exit', kill);
+    for (const s of EXIT_SIGNALS) process.off(s, onSignal);
+  });
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
