@@ -1,7 +1,7 @@
 // The rows every figure produces, the table printed at the end, bench/results.json and bench/RESULTS.md.
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { median } from './stats.ts';
 
 export interface Target {
@@ -79,6 +79,8 @@ export interface Machine {
   durationS: number;
   /** The commit measured, and whether sw/ or src/ had changes not committed. */
   commit: string;
+  /** The 1-minute load average at the end of the run (what else the shared machine was doing). */
+  load: number;
 }
 
 export function machine(chromium: string, started: number): Machine {
@@ -91,6 +93,7 @@ export function machine(chromium: string, started: number): Machine {
     date: new Date().toISOString(),
     durationS: Math.round((Date.now() - started) / 1000),
     commit: gitCommit(),
+    load: loadavg()[0] ?? NaN,
   };
 }
 
@@ -108,7 +111,7 @@ export async function writeResults(
     'in the same run: medians of repeated, interleaved runs. Targets live here, never in the test suite.',
     '',
     `- date: ${m.date}; swbucket at ${m.commit}`,
-    `- machine: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, shared and noisy`,
+    `- machine: ${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, shared and noisy (load average ${m.load.toFixed(1)} at the end of the run)`,
     `- browser: Chromium ${m.chromium} (headless, persistent on-disk profile); Node ${m.node}`,
     `- run time: ${m.durationS} s`,
     `- result: ${rows.filter((r) => r.pass === true).length} targets met, ${missed.length} missed, ${rows.filter((r) => r.pass === null).length} figures reported without a target`,
