@@ -246,7 +246,7 @@ describe('settings', () => {
     expect(await page.getByTestId('settings-mount').textContent()).toBe(svc.mount);
     expect(await page.getByTestId('settings-version').textContent()).toBe(svc.version);
     expect(await page.getByTestId('settings-page-version').textContent()).toBe(svc.version);
-    expect(await page.locator('.badge.ok').textContent()).toBe('same as the page');
+    expect(await page.getByTestId('settings-build-match').textContent()).toBe('same as the page');
     expect(await page.getByTestId('settings-scope').textContent()).toBe(`${baseURL}/`);
     await expect.poll(() => page.getByTestId('settings-worker-state').textContent()).toBe('activated');
     expect(await page.getByTestId('settings-worker-state').locator('..').textContent()).toContain('controls this page');
