@@ -19,6 +19,11 @@ export interface LaunchOptions {
    * otherwise hold up every later command of the engine, and every later test with them.
    */
   evaluateTimeout?: number;
+  /**
+   * Firefox only (the other engines ignore it): prefs for its profile on top of FIREFOX_PREFS, e.g.
+   * a short dom.serviceWorkers.idle_timeout, so that Firefox itself stops its service workers.
+   */
+  firefoxPrefs?: Record<string, unknown>;
 }
 export const EVALUATE_TIMEOUT_MS = 60_000;
 
@@ -89,7 +94,7 @@ export function launchEngine(name: EngineName, options: LaunchOptions = {}): Pro
   const evaluateTimeout = options.evaluateTimeout ?? EVALUATE_TIMEOUT_MS;
   switch (name) {
     case 'chromium': return launchChromiumEngine({ evaluateTimeout });
-    case 'firefox': return launchFirefoxEngine({ evaluateTimeout });
+    case 'firefox': return launchFirefoxEngine({ evaluateTimeout, prefs: options.firefoxPrefs });
     case 'webkit': return launchWebKitEngine({ disk: false, evaluateTimeout });
     case 'webkit-disk': return launchWebKitEngine({ disk: true, evaluateTimeout });
     default: return Promise.reject(new Error(`unknown engine "${String(name)}": one of ${ENGINE_NAMES.join(', ')}`));

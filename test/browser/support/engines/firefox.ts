@@ -80,13 +80,15 @@ function firefoxPage(page: Page, evaluateTimeout: number | undefined): EnginePag
   };
 }
 
-export async function launchFirefoxEngine({ evaluateTimeout }: { evaluateTimeout?: number } = {}): Promise<Engine> {
+export async function launchFirefoxEngine(
+  { evaluateTimeout, prefs = {} }: { evaluateTimeout?: number; prefs?: Record<string, unknown> } = {},
+): Promise<Engine> {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath: findFirefox(),
     headless: true,
-    extraPrefsFirefox: FIREFOX_PREFS,
+    extraPrefsFirefox: { ...FIREFOX_PREFS, ...prefs },
     env: { ...process.env, ...FIREFOX_ENV },
     // No network events: nothing here reads them, and with them every evaluate() whose page code
     // fetched took ~45 ms longer (a 6 ms GET through the worker came back after 50 ms).
