@@ -1,12 +1,15 @@
 // examples/* as their users run them: each copied to a temporary folder, its swbucket dependency
-// pointed at the packed tarball, installed, then `vite build` + `vite preview` and `vite dev`, in
-// Chromium.
+// pointed at the packed tarball, installed, then `vite build` + `vite preview` and `vite dev`.
+// examples/vanilla in every browser engine the browser tests drive (Chromium, Firefox ESR, WebKitGTK
+// with ephemeral storage and with storage on disk: test/browser/support/engines.ts); examples/pwa
+// (a Workbox worker of the app's own) in Chromium.
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launchChromium } from '../browser/support/chromium.ts';
-import { npmInstall, run, serveApp, tempDir } from './support/app.ts';
+import { ENGINE_NAMES, launchEngine, type EngineName, type EnginePage } from '../browser/support/engines.ts';
+import { npmInstall, run, serveApp, tempDir, type Served } from './support/app.ts';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -42,6 +45,87 @@ async function consoleOf(page: Page, url: string, bucket: string) {
 
 const status = (page: Page) => page.locator('#status').textContent();
 
+// ---- examples/vanilla, in every engine ------------------------------------------------------------
+
+/** Waits until the notes page's status line matches `want` (or says what went wrong), and returns it. */
+async function noteStatus(page: EnginePage, want: RegExp): Promise<string> {
+  await page.waitForFunction((source: string) => {
+    const text = document.getElementById('status')?.textContent ?? '';
+    return new RegExp(source).test(text) || text.startsWith('Something went wrong');
+  }, want.source, { timeout: 30_000 });
+  return page.evaluate(() => document.getElementById('status')!.textContent!);
+}
+
+/** The notes listed on the page: each link's text and href. */
+function notesListed(page: EnginePage): Promise<{ text: string; href: string }[]> {
+  return page.evaluate(() => [...document.querySelectorAll<HTMLAnchorElement>('#notes a')].map((a) => ({ text: a.textContent ?? '', href: a.href })));
+}
+
+/** What a user does with examples/vanilla, in one engine: every step checked engine-neutrally. */
+async function useNotes(engineName: EngineName, url: string) {
+  const engine = await launchEngine(engineName);
+  try {
+    const page = await engine.newPage();
+    await page.goto(url + '/');
+    // The empty store was seeded from public/welcome.tar.
+    expect(await noteStatus(page, /1 note\(s\)/)).toMatch(/1 note\(s\)/);
+    expect((await notesListed(page)).map((n) => n.text)).toEqual(['welcome.txt']);
+
+    // Save a note: the form filled and sent as a user would, through its button.
+    await page.evaluate(() => {
+      const form = document.getElementById('new-note') as HTMLFormElement;
+      (form.elements.namedItem('title') as HTMLInputElement).value = 'groceries.txt';
+      (form.elements.namedItem('text') as HTMLTextAreaElement).value = 'eggs, milk';
+      form.querySelector('button')!.click();
+    });
+    expect(await noteStatus(page, /2 note\(s\)/)).toMatch(/2 note\(s\)/);
+
+    // The next start finds data (in WebKit's ephemeral storage too, within its session): no second
+    // seed, the user's note stays.
+    await page.reload();
+    expect(await noteStatus(page, /2 note\(s\)/)).toMatch(/2 note\(s\)/);
+    const notes = await notesListed(page);
+    expect(notes.map((n) => n.text).sort()).toEqual(['groceries.txt', 'welcome.txt']);
+    const link = notes.find((n) => n.text === 'groceries.txt')!;
+    expect(new URL(link.href).pathname).toBe('/svc/notes/groceries.txt');
+
+    // What the link holds, fetched by the page (answered by the worker, as a frame's own request is).
+    expect(await page.evaluate(async (href: string) => {
+      const r = await fetch(href);
+      return { status: r.status, type: r.headers.get('content-type'), text: await r.text() };
+    }, link.href)).toEqual({ status: 200, type: 'text/plain; charset=utf-8', text: 'eggs, milk' });
+
+    // The note opened by its link: the tab gets the worker's frame page (a document of the origin,
+    // still controlled), whose one frame is the note at the same URL (its document is sandboxed, an
+    // opaque origin the page cannot look into).
+    await page.evaluate((text: string) => {
+      const a = [...document.querySelectorAll<HTMLAnchorElement>('#notes a')].find((n) => n.textContent === text)!;
+      setTimeout(() => a.click(), 20);
+    }, 'groceries.txt');
+    await page.waitForFunction((href: string) => location.href === href && document.readyState === 'complete', link.href, { timeout: 20_000 });
+    expect(await page.evaluate(() => ({
+      title: document.title,
+      frames: [...document.querySelectorAll('iframe')].map((f) => f.src),
+      scripts: document.scripts.length,
+      controlled: Boolean(navigator.serviceWorker?.controller),
+    }))).toEqual({ title: 'groceries.txt', frames: [link.href], scripts: 0, controlled: true });
+
+    // The console beside the app lists the bucket.
+    const consolePage = await engine.newPage();
+    await consolePage.goto(url + '/swbucket/');
+    await consolePage.waitForFunction(() => /Running|Not running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await consolePage.waitForFunction(() => [...document.querySelectorAll('a')].some((a) => a.textContent?.trim() === 'notes'), undefined, { timeout: 10_000 })
+      .catch(() => undefined);
+    return await consolePage.evaluate(() => ({
+      running: (document.querySelector('[data-testid=service-status]')?.textContent ?? '').includes('Running'),
+      listed: [...document.querySelectorAll('a')].some((a) => a.textContent?.trim() === 'notes'),
+      controller: navigator.serviceWorker.controller ? new URL(navigator.serviceWorker.controller.scriptURL).pathname : null,
+    }));
+  } finally {
+    await engine.close();
+  }
+}
+
 describe('examples/vanilla: notes in a plain Vite app with the swbucket/vite plugin', () => {
   let dir: string;
   beforeAll(async () => {
@@ -50,30 +134,19 @@ describe('examples/vanilla: notes in a plain Vite app with the swbucket/vite plu
   }, 180_000);
 
   for (const mode of ['preview', 'dev'] as const) {
-    it(`vite ${mode}: saves a note, lists it, opens it by a plain link; the console sees it`, async () => {
-      const served = await serveApp(dir, mode);
-      const context = await browser.newContext();
-      try {
-        const page = await context.newPage();
-        await page.goto(served.url + '/');
-        // The empty store was seeded from public/welcome.tar.
-        await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/1 note\(s\)/);
-        await expect(page.getByRole('link', { name: 'welcome.txt' }).count()).resolves.toBe(1);
-        await page.getByLabel('Title').fill('groceries.txt');
-        await page.getByLabel('Text').fill('eggs, milk');
-        await page.getByRole('button', { name: 'Save' }).click();
-        await expect.poll(() => status(page), { timeout: 15_000 }).toMatch(/2 note\(s\)/);
-        // The next start finds data: no second seed, the user's note stays.
-        await page.reload();
-        await expect.poll(() => status(page), { timeout: 30_000 }).toMatch(/2 note\(s\)/);
-        await page.getByRole('link', { name: 'groceries.txt' }).click();
-        await page.waitForURL('**/svc/notes/groceries.txt?*');
-        // The tab gets the worker's frame page, the note shown in its one frame.
-        expect(await page.frameLocator('iframe').locator('body').textContent()).toBe('eggs, milk');
-        expect(await consoleOf(page, `${served.url}/swbucket/`, 'notes')).toEqual({ running: true, listed: true, controller: '/sw.js' });
-      } finally {
-        await context.close();
-        await served.close();
+    describe(`vite ${mode}`, () => {
+      let served: Served;
+      beforeAll(async () => {
+        served = await serveApp(dir, mode);
+      });
+      afterAll(async () => {
+        await served?.close();
+      });
+
+      for (const engineName of ENGINE_NAMES) {
+        it(`${engineName}: seeds, saves a note, keeps it over a reload, opens it by its link; the console lists the bucket`, async () => {
+          expect(await useNotes(engineName, served.url)).toEqual({ running: true, listed: true, controller: '/sw.js' });
+        });
       }
     });
   }
