@@ -137,7 +137,9 @@ export function explainEngines(rows: Row[], r: EnginesResult | undefined): { mis
     const ff = byEngine.firefox;
     if (ff?.network && ff.unread && ff.put) {
       lines.push('', `Firefox: its parent process grows by about ${(ff.network.peak / 100).toFixed(1)}× the body for an upload from a Blob even with no service worker at all (+${f0(ff.network.peak)} MiB to a plain server), and as much when the worker answers without reading the body (+${f0(ff.unread.peak)} MiB), so that growth is Firefox's upload path, not swbucket's, nor a service worker's. `
-        + `A swbucket PUT costs about the same in the parent (+${f0(ff.put.peak)} MiB) and adds +${f0(ff.put.content)} MiB in the content process, where the worker reads the body whole with request.blob() (Firefox has no Request.prototype.body) and hashes it.`);
+        + `A swbucket PUT costs about the same in the parent (+${f0(ff.put.peak)} MiB) and adds +${f0(ff.put.content)} MiB in the content process, where the worker reads the body whole with request.blob() (Firefox has no Request.prototype.body) and hashes it. `
+        + `One second after the answer the parent still held +${f0(ff.unread.after)} MiB of a body sent to the worker unread and +${f0(ff.put.after)} MiB after a swbucket PUT, against +${f0(ff.network.after)} MiB after the upload to the plain server.`,
+      '', 'Firefox is driven here without WebDriver BiDi network events (puppeteer\'s networkEnabled: false, test/browser/support/engines/firefox.ts). With them on, the automation keeps what it would report: measured on 2026-11-25 on this machine, the parent grew +417 and +428 MiB for the unread 100 MiB body with them against +98 and +99 MiB without, and in four runs of this figure with them on, +405 to +464 MiB in all three cases alike. The ~880 MiB an earlier probe saw for the unread body was most likely the same (puppeteer had network events on until then), not Firefox\'s upload path.');
     }
     const ch = byEngine.chromium;
     if (ch?.network && ch.unread && ch.put) {
