@@ -34,6 +34,7 @@ function fromSource(): Plugin {
 const CROSS_ENGINE_TESTS = [
   'test/browser/conformance.test.ts',
   'test/browser/engines.test.ts',
+  'test/browser/engine-mount.test.ts',
   'test/browser/engine-data.test.ts',
   'test/browser/engine-console.test.ts',
   'test/browser/engine-lifecycle.test.ts',

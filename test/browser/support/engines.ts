@@ -76,7 +76,20 @@ export interface EnginePage {
   waitForFunction<A>(fn: (arg: A) => unknown, arg?: A, options?: WaitOptions): Promise<void>;
   /** Reloads and waits for the load event. */
   reload(): Promise<void>;
+  /**
+   * The frames of the top document (its child frames, in document order): each one's URL and its
+   * document's text, read by the driver, which sees into a frame that the page itself may not (one
+   * of another origin, or of an opaque one such as a sandboxed document).
+   */
+  frames(): Promise<FrameContent[]>;
   close(): Promise<void>;
+}
+
+/** What EnginePage.frames() reads of a frame. */
+export interface FrameContent {
+  url: string;
+  /** `document.documentElement.textContent` of the frame's document ('' when it has none). */
+  text: string;
 }
 
 /** Throws, naming what to install, when `name` cannot be launched on this machine. */

@@ -30,6 +30,12 @@ export function playwrightEnginePage(page: Page, evaluateTimeout?: number): Engi
     async reload() {
       await page.reload();
     },
+    frames() {
+      return Promise.all(page.mainFrame().childFrames().map(async (frame) => ({
+        url: frame.url(),
+        text: await frame.evaluate(() => document.documentElement?.textContent ?? ''),
+      })));
+    },
     async close() {
       await page.close();
     },

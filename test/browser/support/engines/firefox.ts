@@ -56,11 +56,29 @@ export const FIREFOX_PREFS: Record<string, unknown> = {
  */
 export const FIREFOX_ENV: Record<string, string> = { MOZ_DISABLE_NONLOCAL_CONNECTIONS: '1' };
 
+/** Puppeteer's WebDriver BiDi browsing context of a page, as far as this file uses it (not public API). */
+interface BidiContext {
+  id: string;
+  userContext: { browser: { session: { send(method: string, params: object): Promise<unknown> } } };
+}
+
+/** The page's top-level browsing context id, and a way to send it WebDriver BiDi commands. */
+function bidi(page: Page): { id: string; send(method: string, params: object): Promise<unknown> } {
+  const context = (page.mainFrame() as unknown as { browsingContext: BidiContext }).browsingContext;
+  const { session } = context.userContext.browser;
+  return { id: context.id, send: (method, params) => session.send(method, params) };
+}
+
+const NAVIGATION_TIMEOUT_MS = 30_000;
+
 function firefoxPage(page: Page, evaluateTimeout: number | undefined): EnginePage {
   return {
     engine: 'firefox',
+    // Navigations are WebDriver BiDi commands of their own: after a traversal of the session history
+    // (history.back() in the page, or puppeteer's goBack()) puppeteer's goto() and reload() never
+    // saw their load (puppeteer-core 24.43, Firefox ESR 153), although the page had loaded.
     async goto(url: string) {
-      await page.goto(url);
+      await evaluateWithin(bidi(page).send('browsingContext.navigate', { context: bidi(page).id, url, wait: 'complete' }), NAVIGATION_TIMEOUT_MS);
     },
     async url() {
       return page.url();
@@ -72,7 +90,24 @@ function firefoxPage(page: Page, evaluateTimeout: number | undefined): EnginePag
       await page.waitForFunction(fn as (arg: unknown) => unknown, { timeout: options.timeout ?? 20_000 }, arg as unknown);
     },
     async reload() {
-      await page.reload();
+      await evaluateWithin(bidi(page).send('browsingContext.reload', { context: bidi(page).id, wait: 'complete' }), NAVIGATION_TIMEOUT_MS);
+    },
+    async frames() {
+      // Asked of Firefox itself (browsingContext.getTree), not of puppeteer's frame tree, which
+      // misses the frames of a document restored from the back-forward cache.
+      const { id, send } = bidi(page);
+      const { result } = await send('browsingContext.getTree', { root: id, maxDepth: 1 }) as { result: { contexts: { children?: { context: string; url: string }[] }[] } };
+      return Promise.all((result.contexts[0]?.children ?? []).map(async (child) => {
+        const { result: r } = await send('script.callFunction', {
+          functionDeclaration: '() => ({ url: location.href, text: document.documentElement ? document.documentElement.textContent : "" })',
+          target: { context: child.context },
+          awaitPromise: true,
+          resultOwnership: 'none',
+        }) as { result: { type: string; result?: { value: [string, { value: string }][] }; exceptionDetails?: { text: string } } };
+        if (r.type !== 'success' || !r.result) throw new Error(`frames(): ${r.exceptionDetails?.text ?? 'no result'}`);
+        const fields = Object.fromEntries(r.result.value.map(([k, v]) => [k, v.value]));
+        return { url: String(fields.url), text: String(fields.text) };
+      }));
     },
     async close() {
       await page.close();

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Builder, type WebDriver } from 'selenium-webdriver';
-import type { Engine, EnginePage, WaitOptions } from '../engines.ts';
+import type { Engine, EnginePage, FrameContent, WaitOptions } from '../engines.ts';
 import { findExecutable, notExecutable } from './find.ts';
 import { findXvfb, killOnExit, startXvfb, stopProcess } from './xvfb.ts';
 
@@ -254,6 +254,22 @@ export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { d
         }
       },
       reload: () => run(handle, () => driver.navigate().refresh()),
+      frames: () => run(handle, async () => {
+        // WebDriver looks into one frame at a time: switch into each, then back to the top.
+        const count = await driver.executeScript<number>('return window.frames.length;');
+        const out: FrameContent[] = [];
+        try {
+          for (let i = 0; i < count; i++) {
+            await driver.switchTo().frame(i);
+            // (The driver's current URL stays the top document's.)
+            out.push(await driver.executeScript<FrameContent>('return { url: location.href, text: document.documentElement ? document.documentElement.textContent : "" };'));
+            await driver.switchTo().defaultContent();
+          }
+        } finally {
+          await driver.switchTo().defaultContent();
+        }
+        return out;
+      }),
       close: () => run(handle, async () => {
         await driver.close();
         current = '';
