@@ -26,8 +26,9 @@
 //    PUTs (each object absent or whole, every acknowledged one there, no body orphaned or cut short)
 //    and during a large GET (the read may fail, never completes with other bytes).
 // 3. A new build of sw.js at the same URL, with one schema step more, takes over (skipWaiting,
-//    clients.claim) while requests flow: none hangs or fails (Firefox: see the test), the page ends
-//    controlled by the new build, data stays, the database is upgraded.
+//    clients.claim) while requests flow: none hangs or fails (but in Firefox and WebKit those in flight
+//    on the replaced worker: see the test), the page ends controlled by the new build, data stays,
+//    the database is upgraded.
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { build } from 'esbuild';
@@ -183,8 +184,11 @@ async function expectWhole(page: EnginePage, bucket: string, puts: Put[]): Promi
   });
 }
 
+/** The bucket's listing, up to 1,000 keys (the service lists 100 when not asked). */
 async function listing(page: EnginePage, bucket: string) {
-  return parseListing(await run(page, async (t, b) => (await t.req('GET', t.bucketUrl(b))).text(), bucket));
+  const xml = await run(page, async (t, b) => (await t.req('GET', t.bucketUrl(b) + '?max-keys=1000')).text(), bucket);
+  expect(xml).toContain('<IsTruncated>false</IsTruncated>');
+  return parseListing(xml);
 }
 
 const listed = (puts: Put[]) => puts.map((p) => ({ key: p.key, size: p.size, etag: md5hex(pattern(p.seed, p.size)) }))
@@ -380,14 +384,14 @@ describe(`${name}: pages come and go`, () => {
     expect((await putAll(second, 'pages', more)).map((r) => r.status)).toEqual([200, 200]);
     await expectWhole(page, 'pages', more);
 
-    // The first page goes to another site and comes back through history.
+    // The first page goes to another site and comes back. (By its address: a history.back() run by
+    // evaluate() may leave WebKitWebDriver's script hanging until its timeout.)
     await page.goto(elsewhere.url);
     expect(await page.evaluate(() => Boolean(navigator.serviceWorker?.controller))).toBe(false);
-    await page.evaluate(() => {
-      setTimeout(() => history.back(), 0);
-    });
-    await page.waitForFunction((origin: string) => location.origin === origin && Boolean((window as { swbucket?: unknown }).swbucket), new URL(baseURL).origin, { timeout: 30_000 });
+    await page.goto(baseURL + '/');
+    await waitStarted(page);
     expect(await workerSays(page)).toEqual({ controlled: true, version: expect.any(String) });
+    expect(await guard(), 'back from another site: the reload guard').toBeNull();
     await expectWhole(page, 'pages', [...first, ...more]);
 
     // The first page closes; the second goes on alone.
@@ -825,7 +829,7 @@ describe(`${name}: a new build of the worker takes over`, () => {
     await server?.close();
   });
 
-  it('while requests flow: none hangs or fails, the page ends controlled by the new build, data stays, the schema is upgraded', { timeout: 90_000 }, async () => {
+  it('while requests flow: they keep answering, the page ends controlled by the new build, data stays, the schema is upgraded', { timeout: 90_000 }, async () => {
     const variant = await buildVariantWorker();
     const page = await engine.newPage();
     await page.goto(server.url + '/');
@@ -919,12 +923,14 @@ describe(`${name}: a new build of the worker takes over`, () => {
       await w.loops;
       return w.records;
     }) as LoopRecord[];
-    // Firefox ends the replaced worker as the new one activates, with the requests it was still
-    // answering: each of those is sent to the network instead (a bucket host there answers nothing: a
-    // network error). Chromium lets them finish first, WebKit too. So in Firefox, and only there, a
-    // request started before the new build took control may fail with a network error.
-    const cutBySwap = (r: LoopRecord) => name === 'firefox' && r.phase === 'swap' && r.settled && r.status === undefined
-      && /NetworkError/.test(r.error ?? '');
+    // Firefox and WebKit end the replaced worker as the new one activates, with the requests it was
+    // still answering: such a request is sent to the network instead, where a bucket host answers
+    // nothing (a network error), or, in WebKit now and then, never answered at all. A worker of a
+    // few lines that answers after 30 ms does the same there. Chromium lets them finish first. So in
+    // Firefox and WebKit, and only for a request started before the new build took control, a
+    // network error (or in WebKit no answer) is allowed.
+    const cutBySwap = (r: LoopRecord) => name !== 'chromium' && r.phase === 'swap' && r.status === undefined
+      && (r.settled ? /NetworkError|Load failed/.test(r.error ?? '') : name !== 'firefox');
     const bad = records.filter((r) => !cutBySwap(r) && (!r.settled || r.error !== undefined || r.status !== 200));
     expect(bad, 'requests that hung, failed or were refused around the takeover').toEqual([]);
     for (const r of records.filter((r) => !cutBySwap(r))) {
@@ -945,7 +951,7 @@ describe(`${name}: a new build of the worker takes over`, () => {
     // Every acknowledged write is readable: the seeded objects and each loop's last PUT.
     const toPut = (r: LoopRecord): Put => ({ key: r.key, seed: r.seed, size: r.size });
     const acked = records.filter((r) => r.kind === 'PUT' && r.status === 200).map(toPut);
-    const failed = records.filter((r) => r.kind === 'PUT' && r.status === undefined).map(toPut);
+    const failed = records.filter((r) => r.kind === 'PUT' && r.status === undefined).map(toPut); // cut off by the swap
     await expectWhole(page, 'takeover', [...seeded, ...acked]);
     // A PUT that failed left its object absent or whole.
     const heads = await run(page, async (t, keys) => Promise.all(keys.map(async (k) => (await t.req('HEAD', t.bucketUrl('takeover', k))).status)),
