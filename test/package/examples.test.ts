@@ -97,7 +97,7 @@ async function useNotes(engineName: EngineName, url: string) {
 
     // The note opened by its link: the tab gets the worker's frame page (a document of the origin,
     // still controlled), whose one frame is the note at the same URL (its document is sandboxed, an
-    // opaque origin the page cannot look into).
+    // opaque origin the page cannot look into; the driver can).
     await page.evaluate((text: string) => {
       const a = [...document.querySelectorAll<HTMLAnchorElement>('#notes a')].find((n) => n.textContent === text)!;
       setTimeout(() => a.click(), 20);
@@ -109,6 +109,8 @@ async function useNotes(engineName: EngineName, url: string) {
       scripts: document.scripts.length,
       controlled: Boolean(navigator.serviceWorker?.controller),
     }))).toEqual({ title: 'groceries.txt', frames: [link.href], scripts: 0, controlled: true });
+    // What the frame shows, read by the driver.
+    expect(await page.frames()).toEqual([{ url: link.href, text: 'eggs, milk' }]);
 
     // The console beside the app lists the bucket.
     const consolePage = await engine.newPage();
