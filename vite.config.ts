@@ -89,10 +89,7 @@ export default defineConfig({
         extends: true as const,
         test: {
           name: engine,
-          // Not yet in WebKit with storage on disk: there two of engine-lifecycle's tests (pages
-          // coming and going, a new build taking over) hang until their timeout, cause not yet
-          // found (issue 15 stays open for it); every other file runs there.
-          include: engine === 'webkit-disk' ? CROSS_ENGINE_TESTS.filter((f) => !f.endsWith('engine-lifecycle.test.ts')) : CROSS_ENGINE_TESTS,
+          include: CROSS_ENGINE_TESTS,
           globalSetup: ['test/browser/support/global-setup.ts'],
           provide: { engine },
           environment: 'node' as const,
