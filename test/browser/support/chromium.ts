@@ -2,7 +2,7 @@
 // own download; says exactly what to install when there is none, and stops at a CHROMIUM_PATH that
 // names no executable file rather than quietly running another browser.
 import { chromium, type Browser } from 'playwright-core';
-import { accessSync, constants, statSync } from 'node:fs';
+import { notExecutable } from './engines/find.ts';
 
 export const CHROMIUM_FLAGS = [
   '--no-sandbox',
@@ -17,21 +17,6 @@ export const CHROMIUM_FLAGS = [
 const INSTALL_HINT = 'Install one:\n'
   + '  Debian/Ubuntu: sudo apt-get install -y chromium\n'
   + '  elsewhere:     npx playwright install chromium\n';
-
-/** Why `path` cannot be run, or null when it is an executable file. */
-function notExecutable(path: string): string | null {
-  try {
-    if (!statSync(path).isFile()) return 'it is not a file';
-  } catch {
-    return 'nothing is there';
-  }
-  try {
-    accessSync(path, constants.X_OK);
-  } catch {
-    return 'it is not executable';
-  }
-  return null;
-}
 
 /** Where to look when CHROMIUM_PATH is unset: a system Chromium or Chrome, then Playwright's download. */
 export function chromiumCandidates(): string[] {
