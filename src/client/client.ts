@@ -1,7 +1,7 @@
 // The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account and archive calls aside, which are the emulator's administration).
-import { canStreamUploads } from './engine.ts';
+import { canStreamUploads, controllerNow, cutOffByTakeover } from './engine.ts';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
@@ -93,6 +93,9 @@ interface RequestInput {
   accept?: number[];
 }
 
+/** The methods a request may be sent again with: HTTP's idempotent ones (a move, a PUT, is not). */
+const RESENDABLE = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
 export function createClient(options: ClientOptions = {}): Client {
   const endpoint = new URL(options.endpoint ?? 'http://svc.localhost');
   const creds: Credentials | null = options.accessKeyId && options.secretAccessKey
@@ -134,7 +137,7 @@ export function createClient(options: ClientOptions = {}): Client {
       stream = undefined;
     }
     if (creds) await signRequest(method, bucket, key, query, headers, creds);
-    const res = await doFetch(urlFor(bucket, key, query), {
+    const send = () => doFetch(urlFor(bucket, key, query), {
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
@@ -142,6 +145,16 @@ export function createClient(options: ClientOptions = {}): Client {
       ...(stream ? { duplex: 'half' } as RequestInit : {}),
       ...(input.signal ? { signal: input.signal } : {}),
     });
+    const controller = controllerNow();
+    let res: Response;
+    try {
+      res = await send();
+    } catch (e) {
+      // Cut off by a new build of the worker taking over (Firefox, WebKit): sent once more when
+      // sending it twice does what sending it once does. A stream cannot be sent again.
+      if (stream || !RESENDABLE.has(method) || headers.has('x-svc-move-source') || !(await cutOffByTakeover(e, controller))) throw e;
+      res = await send();
+    }
     if (res.ok || input.accept?.includes(res.status)) return res;
     throw await errorFrom(res);
   }

@@ -26,3 +26,36 @@ export function canStreamUploads(): boolean {
   }
   return streams;
 }
+
+/** The service worker that controls this page now (undefined outside a page, or where there are none). */
+export function controllerNow(): ServiceWorker | null | undefined {
+  return globalThis.navigator?.serviceWorker?.controller;
+}
+
+/** How long after a failed request a change of controller still counts as its cause. */
+const TAKEOVER_MS = 1_000;
+
+/**
+ * Whether a request that failed with `error` was cut off by a new build of the worker taking over:
+ * Firefox and WebKit end the replaced worker with the requests it is still answering and send
+ * them to the network, where the bucket host answers nothing. The new build waits until the old
+ * one is idle (sw/takeover.ts), but a request that reaches the old one in the moment before the
+ * swap still fails this way. Such a failure is a TypeError, and the page's controller changes
+ * from `before` (at most TAKEOVER_MS later).
+ */
+export async function cutOffByTakeover(error: unknown, before: ServiceWorker | null | undefined): Promise<boolean> {
+  const container = globalThis.navigator?.serviceWorker;
+  if (!container || !before || !(error instanceof TypeError)) return false;
+  if (container.controller !== before) return true;
+  return new Promise<boolean>((resolve) => {
+    const changed = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      container.removeEventListener('controllerchange', changed);
+      resolve(false);
+    }, TAKEOVER_MS);
+    container.addEventListener('controllerchange', changed, { once: true });
+  });
+}
