@@ -1,43 +1,31 @@
 // The console in the project's engine: it starts, lists what is stored, and its Settings view says
 // what this engine lacks (service.storage.limits, found out as the service started), in every
 // engine the same way.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import { launchEngine, type Engine, type EnginePage } from './support/engines.ts';
-import { openServicePage } from './support/page.ts';
+import { describe, it, expect } from 'vitest';
+import { useServicePage } from './support/fixture.ts';
 
-const name = inject('engine') ?? 'chromium';
-const baseURL = inject('baseURL');
-
-let engine: Engine;
-let page: EnginePage;
-
-beforeAll(async () => {
-  engine = await launchEngine(name);
-  ({ page } = await openServicePage(engine, baseURL));
-});
-afterAll(async () => {
-  await engine?.close();
-});
+const service = useServicePage();
+const { name } = service;
 
 type Sw = { client: { createBucket(b: string): Promise<unknown> }; storage: { bodies: string | null; limits: string[] } };
 
 describe(`the console in ${name}`, () => {
   it('starts, and lists a bucket the page created', async () => {
-    await page.evaluate(async () => {
+    await service.page.evaluate(async () => {
       await (window as unknown as { swbucket: Sw }).swbucket.client.createBucket('console-sees');
       location.hash = '#/';
     });
-    await page.reload();
-    await page.waitForFunction(() => document.body.innerText.includes('console-sees'), undefined, { timeout: 20_000 });
-    expect(await page.evaluate(() => document.body.innerText)).toMatch(/Running/);
+    await service.page.reload();
+    await service.page.waitForFunction(() => document.body.innerText.includes('console-sees'), undefined, { timeout: 20_000 });
+    expect(await service.page.evaluate(() => document.body.innerText)).toMatch(/Running/);
   });
 
   it('Settings shows how objects are kept and every limit service.storage names', async () => {
-    await page.evaluate(() => {
+    await service.page.evaluate(() => {
       location.hash = '#/settings';
     });
-    await page.waitForFunction(() => document.querySelector('[data-testid="settings-bodies"]') !== null);
-    const seen = await page.evaluate(() => {
+    await service.page.waitForFunction(() => document.querySelector('[data-testid="settings-bodies"]') !== null);
+    const seen = await service.page.evaluate(() => {
       const storage = (window as unknown as { swbucket: Sw }).swbucket.storage;
       const panel = document.querySelector('[data-testid="settings-engine-limits"]');
       return {

@@ -9,23 +9,18 @@
 // reload and a new page; two pages writing the same keys; deleteAllData. Every MD5 and SHA-256 a
 // check relies on is computed in Node from the same pattern the page made
 // (support/engine-data-helpers.ts), never by the service's or the client's own MD5 code.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import { launchEngine, type Engine, type EnginePage } from './support/engines.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { EnginePage } from './support/engines.ts';
+import { useServicePage } from './support/fixture.ts';
 import { openServicePage } from './support/page.ts';
 import { KiB, MiB, md5hex, multipartEtag, pattern, run, sha256hex, waitStarted, type ReadResult } from './support/engine-data-helpers.ts';
 
-const name = inject('engine') ?? 'chromium';
-const baseURL = inject('baseURL');
-
-let engine: Engine;
+const service = useServicePage();
+const { name, baseURL } = service;
+/** The fixture's page, until a test closes it for a new one. */
 let page: EnginePage;
-
-beforeAll(async () => {
-  engine = await launchEngine(name);
-  ({ page } = await openServicePage(engine, baseURL));
-});
-afterAll(async () => {
-  await engine?.close();
+beforeAll(() => {
+  page = service.page;
 });
 
 /** Checks a read of bytes [start, end] of pattern(seed, total) answered 206. */
@@ -637,7 +632,7 @@ describe(`data through the worker in ${name}`, () => {
 
     // No page of the origin open in between: a blank page first (WebDriver needs a window), the
     // service's page closed, then the site in the blank page.
-    const next = await engine.newPage();
+    const next = await service.engine.newPage();
     await page.close();
     await next.goto(baseURL + '/');
     await waitStarted(next);
@@ -653,7 +648,7 @@ describe(`data through the worker in ${name}`, () => {
       const seed = 1000 * (p + 1) + i;
       return { page: p, key: KEYS[(i + p) % KEYS.length]!, seed, size: 1 + ((seed * 48_271) % (600 * KiB)) };
     });
-    const { page: second } = await openServicePage(engine, baseURL);
+    const { page: second } = await openServicePage(service.engine, baseURL);
     try {
       const pages = [page, second];
       await run(page, async ({ sw: { client } }) => client.createBucket('two-pages'));

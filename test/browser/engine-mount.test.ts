@@ -21,9 +21,9 @@
 //   Firefox hand that navigation to the worker, so there the console is controlled from the start
 //   (neither lets an engine-neutral test make an uncontrolled page: lifecycle.test.ts does it in
 //   Chromium with a CDP hard reload; Firefox's WebDriver BiDi has no reload that ignores the cache).
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import { launchEngine, type Engine, type EnginePage, type FrameContent } from './support/engines.ts';
-import { openServicePage } from './support/page.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { EnginePage, FrameContent } from './support/engines.ts';
+import { useServicePage } from './support/fixture.ts';
 import { makePng } from './support/media.ts';
 import { presign, signHeaders } from '../support/sign.ts';
 import {
@@ -32,11 +32,10 @@ import {
 } from './support/engine-mount-helpers.ts';
 import type { SwGlobal } from './support/engine-data-helpers.ts';
 
-const name = inject('engine') ?? 'chromium';
-const baseURL = inject('baseURL');
+const service = useServicePage();
+const { name } = service;
 const isWebKit = name === 'webkit' || name === 'webkit-disk';
 
-let engine: Engine;
 /** The console, open for the whole file: it stores, signs, and listens on the probe channel. */
 let home: EnginePage;
 let origin: string;
@@ -58,8 +57,7 @@ const signatureOf = (url: string) => new URL(url).searchParams.get('Signature');
 const future = () => Math.floor(Date.now() / 1000) + 600;
 
 beforeAll(async () => {
-  engine = await launchEngine(name);
-  ({ page: home } = await openServicePage(engine, baseURL));
+  home = service.page;
   origin = new URL(await home.url()).origin;
   const failures = await home.evaluate(async (a: { texts: Record<string, string>; png: number[]; html: string; svg: string; pub: string; priv: string }) => {
     const { client } = (window as unknown as { swbucket: SwGlobal }).swbucket;
@@ -76,9 +74,6 @@ beforeAll(async () => {
     return out;
   }, { texts: TEXTS, png: [...png], html: XSS_HTML, svg: XSS_SVG, pub: PUB, priv: PRIV });
   expect(failures).toEqual([]);
-});
-afterAll(async () => {
-  await engine?.close();
 });
 
 // ---------------------------------------------------------------- images
@@ -210,7 +205,7 @@ async function expectConsole(page: EnginePage, url: string, what: string): Promi
 
 describe('opening objects in a tab', () => {
   it('the tab gets the frame page: no script runs in it (CSP default-src \'none\'), its title is the key\'s last segment, its frame shows the object', async () => {
-    const tab = await engine.newPage();
+    const tab = await service.engine.newPage();
     try {
       for (const key of ['notes/a.txt', 'deep/er/c d.txt']) {
         const url = mount(PUB, key);
@@ -243,7 +238,7 @@ describe('a tab goes from the console to objects and back (the WebKit issue)', (
   const ROUNDS = 3;
   it(`console → a (a link) → b → reload → c → back ×3 to the console → forward → / typed: every document the worker's, ${ROUNDS} times in one tab`, async () => {
     const [a, b, c] = Object.keys(TEXTS).map((k) => ({ url: mount(PUB, k), text: TEXTS[k]! }));
-    const tab = await engine.newPage();
+    const tab = await service.engine.newPage();
     const consoleUrl = `${origin}/`;
     try {
       await tab.goto(consoleUrl);
@@ -333,7 +328,7 @@ describe('stored XSS through the mount', () => {
 
   for (const [what, url, stored] of cases) {
     it(`${what}: the tab's document runs no script, the stored script reports nothing`, async () => {
-      const tab = await engine.newPage();
+      const tab = await service.engine.newPage();
       try {
         const u = url();
         await tab.goto(u);
@@ -384,7 +379,7 @@ describe('startService on a page the worker does not control', () => {
   it(isWebKit
     ? 'a frame navigated from a sandboxed object loads the console past the worker (WebKit); startService has it claimed, without a reload'
     : 'a frame navigated from a sandboxed object loads the console through the worker; startService starts there without a reload', async () => {
-    const tab = await engine.newPage();
+    const tab = await service.engine.newPage();
     try {
       const object = mount(PUB, 'notes/a.txt');
       await tab.goto(object);
@@ -440,7 +435,7 @@ describe('startService on a page the worker does not control', () => {
 
   it('startService on a controlled page resolves at once, sets window.swbucket, and a second console tab does too, without a reload', async () => {
     for (let i = 0; i < 2; i++) {
-      const tab = await engine.newPage();
+      const tab = await service.engine.newPage();
       try {
         const url = `${origin}/?tab=${i}`;
         await tab.goto(url);
@@ -515,7 +510,7 @@ describe("the worker's request log never holds a signature", () => {
 
     // A presigned object opened in a tab: the frame page and its frame, two requests, both checked.
     const tabUrl = presigned(`${M}/evil.html`);
-    const tab = await engine.newPage();
+    const tab = await service.engine.newPage();
     try {
       await tab.goto(tabUrl);
       const frames = await pollFrames(tab, 'the presigned tab');
