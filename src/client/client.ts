@@ -25,7 +25,17 @@ function bodyBlob(body: Body | undefined): Blob | undefined {
   if (body === undefined) return undefined;
   // A Blob reaches the worker ~10× faster than a typed array (docs/browser.md, "Blob request bodies").
   if (body instanceof Blob) return body;
-  return new Blob([body as BlobPart]);
+  if (typeof body === 'string' || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return new Blob([body as BlobPart]);
+  // Anything else would be sent as its String(): "[object Object]".
+  throw new TypeError(`swbucket: a body must be a Blob, File, ArrayBuffer, typed array or string, not ${describeValue(body)}. `
+    + 'To store an object as JSON, pass JSON.stringify(value) with { contentType: \'application/json\' }.');
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  const name = (value as object).constructor?.name;
+  return name && name !== 'Object' ? `a ${name}` : 'a plain object';
 }
 
 /** Keys go in the path; `.` and `..` segments would be resolved away by URL parsing, so then `/` is sent as %2F. */
@@ -136,6 +146,9 @@ export function createClient(options: ClientOptions = {}): Client {
       body = await new Response(stream).blob();
       stream = undefined;
     }
+    // fetch sends a Blob's own type as its Content-Type when none is set (a picked File's
+    // "image/png"): set it here, so that what is signed is what is sent.
+    if (body instanceof Blob && body.type && !headers.has('content-type')) headers.set('content-type', body.type);
     if (creds) await signRequest(method, bucket, key, query, headers, creds);
     const send = () => doFetch(urlFor(bucket, key, query), {
       method,

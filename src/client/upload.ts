@@ -67,7 +67,8 @@ export async function upload(client: Client, bucket: string, key: string, body: 
       for await (const p of client.listAllParts(bucket, key, uploadId)) existing.set(p.partNumber, { size: p.size, etag: p.etag });
     }
   }
-  uploadId ??= await client.createMultipartUpload(bucket, key, o);
+  // The object's type is given when the upload starts; a File's own type stands in for a missing one, as it does for a single PUT.
+  uploadId ??= await client.createMultipartUpload(bucket, key, o.contentType === undefined && body.type ? { ...o, contentType: body.type } : o);
   const id = uploadId;
 
   const count = Math.ceil(total / partSize);

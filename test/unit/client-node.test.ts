@@ -56,4 +56,37 @@ describe('swbucket/client in Node, against swbucket serve', () => {
       expect(urlOf({ endpoint: 'http://localhost:9000', pathStyle: false })).resolves.toBe('http://bkt.localhost:9000/k'),
     ]);
   });
+  it('a typed Blob with no contentType is stored with its own type: what fetch sends is what is signed', async () => {
+    const s3 = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+    await s3.createBucket('typed-blobs');
+    const png = new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], { type: 'image/png' });
+    await s3.putObject('typed-blobs', 'a.png', png);
+    expect((await s3.headObject('typed-blobs', 'a.png')).contentType).toBe('image/png');
+    // A contentType given wins over the Blob's.
+    await s3.putObject('typed-blobs', 'b.bin', png, { contentType: 'application/octet-stream' });
+    expect((await s3.headObject('typed-blobs', 'b.bin')).contentType).toBe('application/octet-stream');
+    // upload(): in one PUT below the part size, and in parts above it.
+    await s3.upload('typed-blobs', 'small.png', png);
+    expect((await s3.headObject('typed-blobs', 'small.png')).contentType).toBe('image/png');
+    const big = new Blob([new Uint8Array(5 * 1024 * 1024 + 10)], { type: 'video/mp4' });
+    const up = await s3.upload('typed-blobs', 'big.mp4', big, { partSize: 5 * 1024 * 1024 });
+    expect(up.partsSent).toBe(2);
+    const head = await s3.headObject('typed-blobs', 'big.mp4');
+    expect([head.contentType, head.size]).toEqual(['video/mp4', big.size]);
+  });
+
+  it('a body that is not bytes or text is refused before anything is sent, saying what to pass', async () => {
+    const sent: string[] = [];
+    const s3 = createClient({
+      endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret',
+      fetch: (input, init) => {
+        sent.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    for (const body of [{ a: 1 }, 42, null, new Map()]) {
+      await expect(s3.putObject('typed-blobs', 'x.json', body as unknown as string)).rejects.toThrow(/a body must be a Blob, File, ArrayBuffer, typed array or string.*JSON\.stringify/);
+    }
+    expect(sent).toEqual([]);
+  });
 });
