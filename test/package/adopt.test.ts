@@ -108,12 +108,16 @@ async function consoleShows(page: Page, url: string, bucket: string): Promise<{ 
 }
 
 describe('a fresh Vite app, from the packed tarball', () => {
-  it('the tarball holds the built package and nothing of the tests; a browser app installs no server stack', () => {
+  it('the tarball holds the built package, its MIT licence and nothing of the tests; a browser app installs no server stack', () => {
     const files = execList(inject('tarball'));
     expect(files.filter((f) => /(^|\/)test\/|\.test\.|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-    for (const f of ['package/dist/sw.js', 'package/dist/lib/client.js', 'package/dist/lib/cli.js', 'package/dist/console/index.html', 'package/dist/types/src/client/index.d.ts']) {
+    for (const f of ['package/dist/sw.js', 'package/dist/lib/client.js', 'package/dist/lib/cli.js', 'package/dist/console/index.html', 'package/dist/types/src/client/index.d.ts', 'package/LICENSE']) {
       expect(files).toContain(f);
     }
+    // The licence, in the installed package as npm and licence checkers read it.
+    const installed = join(dir, 'node_modules', 'swbucket');
+    expect(JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).license).toBe('MIT');
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} the swbucket authors\n/);
     for (const serverOnly of ['@hono/node-server', 'fake-indexeddb', 'tsx']) {
       expect(existsSync(join(dir, 'node_modules', serverOnly)), serverOnly).toBe(false);
     }
