@@ -3,12 +3,12 @@
 // request id), keys that URL parsing likes to mangle, the signature as the worker received it
 // (checked against the test suite's own Node signer), Blob bodies, and a presigned <img>.
 // The client used is the page's own `window.swbucket.client` (root) and `createClient` from it.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { Page } from 'playwright-core';
 import { createHash } from 'node:crypto';
-import { launchChromium } from './support/chromium.ts';
-import { openServicePage, resetService } from './support/page.ts';
+import { useChromiumServicePage } from './support/fixture.ts';
 import { makePng } from './support/media.ts';
+import { READ_LOG_IN_PAGE } from './support/log.ts';
 import { hmac, stringToSign } from '../support/sign.ts';
 import type { Client, createClient } from '../../src/client/index.ts';
 import type { LoggedEntry } from '../../sw/log/ring.ts';
@@ -49,24 +49,9 @@ interface Tools {
 }
 
 /** Built inside the page from its source text (it must not reference anything of this module). */
-function makeTools(): Tools {
+function makeTools(readLogSrc: string): Tools {
   const w = window as unknown as { swbucket: SwGlobal; __svcErrorClass?: unknown };
-  async function log(): Promise<LogEntry[]> {
-    if (!(await indexedDB.databases()).some((d) => d.name === 'swbucket-log')) return [];
-    return new Promise<LogEntry[]>((resolve, reject) => {
-      const open = indexedDB.open('swbucket-log');
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const db = open.result;
-        const get = db.transaction('entries').objectStore('entries').getAll();
-        get.onsuccess = () => {
-          db.close();
-          resolve(get.result as LogEntry[]);
-        };
-        get.onerror = () => reject(get.error);
-      };
-    });
-  }
+  const log = new Function(`return (${readLogSrc})`)() as () => Promise<LogEntry[]>;
   return {
     sw: w.swbucket,
     async thrown(p) {
@@ -101,16 +86,16 @@ function makeTools(): Tools {
   };
 }
 
-let browser: Browser;
+const chromium = useChromiumServicePage();
 let page: Page;
 
 /** Runs `fn` in the page with the tools; `fn` is sent as source, so it may only use its arguments. */
 function run<R, A = undefined>(fn: (t: Tools, arg: A) => Promise<R>, arg?: A): Promise<R> {
-  return page.evaluate(async ({ fnSrc, toolsSrc, arg }) => {
-    const tools = (new Function(`return (${toolsSrc})`)() as () => Tools)();
+  return page.evaluate(async ({ fnSrc, toolsSrc, readLogSrc, arg }) => {
+    const tools = (new Function(`return (${toolsSrc})`)() as (r: string) => Tools)(readLogSrc);
     const f = new Function(`return (${fnSrc})`)() as (t: Tools, a: unknown) => Promise<unknown>;
     return f(tools, arg);
-  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), arg: arg as unknown }) as Promise<R>;
+  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), readLogSrc: READ_LOG_IN_PAGE, arg: arg as unknown }) as Promise<R>;
 }
 
 const md5 = (b: string | Uint8Array) => createHash('md5').update(b).digest('hex');
@@ -118,13 +103,8 @@ const md5 = (b: string | Uint8Array) => createHash('md5').update(b).digest('hex'
 const multipartEtag = (etags: string[]) => md5(etags.map((e) => e + '-').join('')) + '-1';
 const header = (e: LogEntry, name: string) => e.requestHeaders.find(([n]) => n.toLowerCase() === name)?.[1];
 
-beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openServicePage(browser, inject('baseURL')));
-  await resetService(page);
-});
-afterAll(async () => {
-  await browser?.close();
+beforeAll(() => {
+  page = chromium.page;
 });
 
 // ------------------------------------------------------------------ buckets

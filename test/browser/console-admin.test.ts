@@ -2,26 +2,19 @@
 // progress (list, parts, abort), accounts and quotas with the usage chart, the playground
 // (StringToSign, Authorization, send, raw response) and settings (endpoint, worker status and
 // build, switching account). The root client in the page only seeds and checks the service.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { Page } from 'playwright-core';
 import { createHash, createHmac } from 'node:crypto';
-import { launchChromium } from './support/chromium.ts';
 import {
-  expectNotice, formatBytes, freshService, KiB, MiB, nav, openConsole, withClient, type ConsoleWindow,
+  expectNotice, formatBytes, KiB, MiB, nav, useConsolePage, withClient, type ConsoleWindow,
 } from './console-helpers.ts';
 
-let browser: Browser;
+const consolePage = useConsolePage();
+const { baseURL } = consolePage;
 let page: Page;
-let baseURL: string;
 
-beforeAll(async () => {
-  browser = await launchChromium();
-  baseURL = inject('baseURL');
-  ({ page } = await openConsole(browser, baseURL));
-  await freshService(page);
-});
-afterAll(async () => {
-  await browser?.close();
+beforeAll(() => {
+  page = consolePage.page;
 });
 
 const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');

@@ -4,30 +4,26 @@
 // every version back byte for byte with its ETag, metadata and headers; the conflict choices, a
 // file that is not an archive, progress and cancelling on a larger export, and the root-only rule.
 // The root client in the page only seeds and checks the service.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Download, Page } from 'playwright-core';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Download, Page } from 'playwright-core';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unpackTar } from 'modern-tar';
-import { launchChromium } from './support/chromium.ts';
 import {
-  expectNotice, formatBytes, freshService, MiB, nav, openConsole, startSampling, stopSampling, withClient,
+  expectNotice, formatBytes, MiB, nav, startSampling, stopSampling, useConsolePage, withClient,
 } from './console-helpers.ts';
 
-let browser: Browser;
+const consolePage = useConsolePage();
 let page: Page;
 let dir: string;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openConsole(browser, inject('baseURL')));
-  await freshService(page);
+  page = consolePage.page;
   dir = await mkdtemp(join(tmpdir(), 'swbucket-backup-'));
 });
 afterAll(async () => {
-  await browser?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

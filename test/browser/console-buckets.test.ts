@@ -2,22 +2,16 @@
 // empty state, name validation that agrees with the service's, create, access (private /
 // public-read), versioning, delete (and the message when a bucket is not empty), the whole create
 // flow with the keyboard only, and the error state when the listing fails.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { Page } from 'playwright-core';
 import { sendSteps } from './support/page.ts';
-import { expectNotice, freshService, nav, openConsole, withClient } from './console-helpers.ts';
+import { expectNotice, nav, useConsolePage, withClient } from './console-helpers.ts';
 
-let browser: Browser;
+const consolePage = useConsolePage();
 let page: Page;
 
-beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openConsole(browser, inject('baseURL')));
-  await freshService(page);
-});
-afterAll(async () => {
-  await browser?.close();
+beforeAll(() => {
+  page = consolePage.page;
 });
 
 const bucketRow = (name: string) => page.locator(`[data-testid=bucket-row][data-bucket="${name}"]`);

@@ -1,11 +1,13 @@
 // Shared by the console click-through tests (console-*.test.ts): open the console in real
-// Chromium, reach the typed client the page exposes (to seed data and to check what the service
-// holds, never to drive a feature), move between views as a user does, and save screenshots.
+// Chromium (useConsolePage: once per file, on a fresh service), reach the typed client the page
+// exposes (to seed data and to check what the service holds, never to drive a feature), move
+// between views as a user does, and save screenshots.
 import { expect, vi } from 'vitest';
 import type { Browser, BrowserContext, Page, Locator } from 'playwright-core';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { openServicePage } from './support/page.ts';
+import { useChromiumPage, type ChromiumPage } from './support/fixture.ts';
 import type { Client, createClient } from '../../src/client/index.ts';
 import type { LoggedEntry } from '../../sw/log/ring.ts';
 
@@ -34,6 +36,18 @@ export async function openConsole(browser: Browser, baseURL: string): Promise<Co
   page.on('dialog', (d) => void d.accept());
   await signedInAsRoot(page);
   return { context, page };
+}
+
+/**
+ * Chromium and the console in it (openConsole), on an empty service (freshService), before the
+ * file's tests; closed after them. Read `.page` in tests and hooks.
+ */
+export function useConsolePage(): ChromiumPage {
+  return useChromiumPage(async (browser, baseURL) => {
+    const { page } = await openConsole(browser, baseURL);
+    await freshService(page);
+    return page;
+  });
 }
 
 /** Runs `fn(client, arg)` in the page with the root client (seeding and checking only). */

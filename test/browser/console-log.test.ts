@@ -2,21 +2,15 @@
 // first) streaming without moving what the reader looks at and without layout shift, pause and
 // resume, filters (checked against what the worker stored), one request's details opened with the
 // keyboard only, the latency chart, and entries surviving a reload (the ring buffer).
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.ts';
-import { expectNotice, freshService, nav, openConsole, storedLog, withClient, type StoredLogEntry } from './console-helpers.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expectNotice, nav, storedLog, useConsolePage, withClient, type StoredLogEntry } from './console-helpers.ts';
 
-let browser: Browser;
+const consolePage = useConsolePage();
 let page: Page;
 
-beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openConsole(browser, inject('baseURL')));
-  await freshService(page);
-});
-afterAll(async () => {
-  await browser?.close();
+beforeAll(() => {
+  page = consolePage.page;
 });
 
 const table = () => page.getByTestId('log-table');

@@ -3,27 +3,21 @@
 // (a 20 MiB multipart upload to 100 %, a 48 MiB one aborted half-way); download; delete one and
 // many; copy, move/rename; the metadata editor; object details; previews of every kind.
 // The root client in the page only seeds data and checks what the service holds afterwards.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import type { Page } from 'playwright-core';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { launchChromium } from './support/chromium.ts';
 import { makeMp4, makePng } from './support/media.ts';
 import {
-  b64, expectNotice, freshService, makeWav, MiB, nav, openBucket, openConsole, row, shownKeys, startSampling, stopSampling,
-  storedLog, visit, withClient,
+  b64, expectNotice, makeWav, MiB, nav, openBucket, row, shownKeys, startSampling, stopSampling, storedLog, useConsolePage,
+  visit, withClient,
 } from './console-helpers.ts';
 
-let browser: Browser;
+const consolePage = useConsolePage();
 let page: Page;
 
-beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openConsole(browser, inject('baseURL')));
-  await freshService(page);
-});
-afterAll(async () => {
-  await browser?.close();
+beforeAll(() => {
+  page = consolePage.page;
 });
 
 const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');

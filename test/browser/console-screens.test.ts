@@ -2,26 +2,20 @@
 // state before its data, fits a 400 px wide screen without page-level horizontal scroll, and is
 // saved as a screenshot at 1280×800 and 400×800 (test-results/screenshots/{view}-{width}.png; with
 // UPDATE_SCREENSHOTS=1 also test/browser/screenshots/{view}.png for the README).
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { Page } from 'playwright-core';
 import { makeMp4, makePng } from './support/media.ts';
 import {
-  b64, expectNoHorizontalScroll, freshService, MiB, nav, openBucket, openConsole, row, screenshot, withClient, type ConsoleWindow,
+  b64, expectNoHorizontalScroll, MiB, nav, openBucket, row, screenshot, useConsolePage, withClient, type ConsoleWindow,
 } from './console-helpers.ts';
 
-let browser: Browser;
+const consolePage = useConsolePage();
 let page: Page;
 
 beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openConsole(browser, inject('baseURL')));
-  await freshService(page);
+  page = consolePage.page;
   await seed();
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-});
 
 /** A small but believable store: three buckets, photos and documents, uploads in progress, accounts. */
 async function seed(): Promise<void> {

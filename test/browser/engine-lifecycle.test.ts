@@ -31,9 +31,7 @@
 //    controlled by the new build, data stays, the database is upgraded.
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
-import { build } from 'esbuild';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -42,7 +40,10 @@ import { launchEngine, type Engine, type EnginePage, type EngineName } from './s
 import { playwrightEnginePage } from './support/engines/chromium.ts';
 import { CHROMIUM_FLAGS, findChromium } from './support/chromium.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
-import { md5hex, orphanReport, parseListing, pattern, sha256hex, workerControl, type DbSnapshot, type WorkerControl } from './support/lifecycle-helpers.ts';
+import { PAGE_SIGNER, type pageSigner, type RootFetchInit } from './support/page-signer.ts';
+import {
+  buildVariantWorker, md5hex, orphanReport, parseListing, pattern, PATTERN_SOURCE, sha256hex, workerControl, type DbSnapshot, type WorkerControl,
+} from './support/lifecycle-helpers.ts';
 
 const name: EngineName = inject('engine') ?? 'chromium';
 const baseURL = inject('baseURL');
@@ -54,10 +55,10 @@ const MiB = 1024 * KiB;
 /** What a function run in the page gets (`run`). */
 interface Tools {
   /**
-   * fetch() signed as root (docs/protocol.md, "Signing"); a string body goes out as a type-less Blob,
-   * a stream is streamed (Chromium only).
+   * PageSigner.fetchAsRoot: fetch() signed as root; a string body goes out as a type-less Blob, a
+   * stream is streamed (Chromium only).
    */
-  req(method: string, url: string, init?: { body?: Blob | string | ReadableStream<Uint8Array>; headers?: Record<string, string> }): Promise<Response>;
+  req(method: string, url: string, init?: RootFetchInit): Promise<Response>;
   /** http://{bucket}.svc.localhost/{key} */
   bucketUrl(bucket: string, key?: string): string;
   pattern(seed: number, length: number): Uint8Array<ArrayBuffer>;
@@ -79,43 +80,15 @@ interface Read {
   sha256: string;
 }
 
-const PATTERN_SOURCE = pattern.toString();
-
-function makeTools(patternSource: string): Tools {
+function makeTools(patternSource: string, signSource: string): Tools {
   const gen = new Function(`return (${patternSource})`)() as Tools['pattern'];
+  const { fetchAsRoot } = (new Function(`return (${signSource})`)() as typeof pageSigner)();
   const ENDPOINT = 'svc.localhost';
-  const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts', 'export', 'import', 'bucket', 'conflict'];
-  const enc = new TextEncoder();
   const hex = (buf: ArrayBuffer) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
-  const encodeKey = (key: string) => Array.from(enc.encode(key), (b) => {
-    const c = String.fromCharCode(b);
-    return /[A-Za-z0-9\-_.*]/.test(c) ? c : '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  }).join('');
-  const resource = (u: URL) => {
-    const bucket = u.hostname.endsWith('.' + ENDPOINT) ? u.hostname.slice(0, -ENDPOINT.length - 1) : '';
-    let res = bucket === '' ? '/' : `/${bucket}/${encodeKey(decodeURIComponent(u.pathname.slice(1)))}`;
-    const subs = [...new URLSearchParams(u.search)].filter(([n]) => SIGNED.includes(n))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([n, v]) => (v === '' ? n : `${n}=${v}`));
-    if (subs.length) res += '?' + subs.join('&');
-    return res;
-  };
   const sha256 = async (data: Blob | Uint8Array<ArrayBuffer>) =>
     hex(await crypto.subtle.digest('SHA-256', data instanceof Blob ? await data.arrayBuffer() : data));
   return {
-    async req(method, url, init = {}) {
-      const h = new Headers(init.headers ?? {});
-      h.set('x-svc-date', new Date().toUTCString());
-      const names = [...h.keys()].filter((n) => n.startsWith('x-svc-')).sort();
-      const canonical = names.map((n) => `${n}:${h.get(n)!.trim()}\n`).join('');
-      const sts = `${method}\n${h.get('content-md5') ?? ''}\n${h.get('content-type') ?? ''}\n\n${canonical}${resource(new URL(url))}`;
-      const key = await crypto.subtle.importKey('raw', enc.encode('svcadmin-secret'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-      const sig = new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(sts)));
-      h.set('authorization', `SVC svcadmin:${btoa(String.fromCharCode(...sig))}`);
-      const body = typeof init.body === 'string' ? new Blob([init.body]) : init.body;
-      const streamed = body instanceof ReadableStream ? { duplex: 'half' } : {};
-      return fetch(url, { method, headers: h, ...(body !== undefined ? { body } : {}), ...streamed } as RequestInit);
-    },
+    req: fetchAsRoot,
     bucketUrl: (bucket, key = '') => `http://${bucket}.${ENDPOINT}/${key}`,
     pattern: gen,
     blob: (seed, length) => new Blob([gen(seed, length)]),
@@ -140,11 +113,11 @@ function makeTools(patternSource: string): Tools {
 
 /** Runs `fn` in the page with the tools; `fn` is sent as source text, `arg` and the result as JSON. */
 function run<R, A = undefined>(page: EnginePage, fn: (t: Tools, arg: A) => Promise<R>, arg?: A): Promise<R> {
-  return page.evaluate(async (x: { fnSrc: string; toolsSrc: string; patternSrc: string; arg: unknown }) => {
-    const tools = (new Function(`return (${x.toolsSrc})`)() as (p: string) => unknown)(x.patternSrc);
+  return page.evaluate(async (x: { fnSrc: string; toolsSrc: string; patternSrc: string; signSrc: string; arg: unknown }) => {
+    const tools = (new Function(`return (${x.toolsSrc})`)() as (p: string, s: string) => unknown)(x.patternSrc, x.signSrc);
     const f = new Function(`return (${x.fnSrc})`)() as (t: unknown, a: unknown) => Promise<unknown>;
     return f(tools, x.arg);
-  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), patternSrc: PATTERN_SOURCE, arg: (arg ?? null) as unknown }) as Promise<R>;
+  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), patternSrc: PATTERN_SOURCE, signSrc: PAGE_SIGNER, arg: (arg ?? null) as unknown }) as Promise<R>;
 }
 
 const started = () => Boolean((window as { swbucket?: unknown }).swbucket);
@@ -773,37 +746,6 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
 const VARIANT_VERSION = 'engine-lifecycle-test-v2';
 const VARIANT_STORE = 'engine-lifecycle-test-v2';
 
-/** The worker as scripts/bundles.ts builds it, another version, with one more schema step (UPGRADES in sw/store/idb.ts). */
-async function buildVariantWorker(): Promise<string> {
-  let patched = 0;
-  const out = await build({
-    entryPoints: ['sw/worker.ts'],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    minify: true,
-    plugins: [{
-      name: 'another-build',
-      setup(b) {
-        b.onLoad({ filter: /[\\/]protocol[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = '${VARIANT_VERSION}';`, loader: 'ts' }));
-        b.onLoad({ filter: /[\\/]sw[\\/]store[\\/]idb\.ts$/ }, async (args) => {
-          const source = await readFile(args.path, 'utf8');
-          const start = source.indexOf('const UPGRADES');
-          const end = start < 0 ? -1 : source.indexOf('\n];', start);
-          if (start < 0 || end < 0) throw new Error('idb.ts has no `const UPGRADES = [ … \\n];` literal to extend');
-          patched++;
-          const step = `\n  (db: IDBDatabase) => { db.createObjectStore('${VARIANT_STORE}'); },`;
-          return { contents: source.slice(0, end) + step + source.slice(end), loader: 'ts' };
-        });
-      },
-    }],
-  });
-  expect(patched, 'the UPGRADES array of sw/store/idb.ts was extended').toBe(1);
-  return out.outputFiles[0]!.text;
-}
-
 /** What the takeover test uses of swbucket/client (window.swbucket.client, the console's, signed as root). */
 interface ClientLike {
   putObject(bucket: string, key: string, body: Blob): Promise<{ etag: string }>;
@@ -837,7 +779,7 @@ describe(`${name}: a new build of the worker takes over`, () => {
   });
 
   it('while requests flow: they keep answering, the page ends controlled by the new build, data stays, the schema is upgraded', { timeout: 90_000 }, async () => {
-    const variant = await buildVariantWorker();
+    const variant = await buildVariantWorker(VARIANT_VERSION, VARIANT_STORE);
     const page = await engine.newPage();
     await page.goto(server.url + '/');
     await waitStarted(page);

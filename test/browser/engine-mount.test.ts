@@ -25,9 +25,11 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import type { EnginePage, FrameContent } from './support/engines.ts';
 import { useServicePage } from './support/fixture.ts';
 import { makePng } from './support/media.ts';
+import { loadImage } from './support/page.ts';
+import { storedLog } from './support/log.ts';
 import { presign, signHeaders } from '../support/sign.ts';
 import {
-  PROBE_CHANNEL, RAN_MARK, XSS_HTML, XSS_SVG, clickLink, historyGo, lastSegment, readTop, scriptProbe, sleep, storedLog,
+  PROBE_CHANNEL, RAN_MARK, XSS_HTML, XSS_SVG, clickLink, historyGo, lastSegment, readTop, scriptProbe, sleep,
   topAt, until, type TopDocument,
 } from './support/engine-mount-helpers.ts';
 import type { SwGlobal } from './support/engine-data-helpers.ts';
@@ -79,34 +81,6 @@ beforeAll(async () => {
 // ---------------------------------------------------------------- images
 
 describe('<img src> of stored objects through the mount', () => {
-  /** Loads an <img> in the console page: its size and top-left pixel, or loaded false. */
-  function loadImage(src: string) {
-    return home.evaluate((src: string) => new Promise<{ loaded: boolean; width: number; height: number; pixel: number[] | null }>((resolve) => {
-      const img = new Image();
-      const done = (loaded: boolean) => {
-        let pixel: number[] | null = null;
-        if (loaded) {
-          try {
-            const c = document.createElement('canvas');
-            c.width = img.naturalWidth;
-            c.height = img.naturalHeight;
-            const g = c.getContext('2d')!;
-            g.drawImage(img, 0, 0);
-            pixel = Array.from(g.getImageData(0, 0, 1, 1).data);
-          } catch {
-            pixel = null;
-          }
-        }
-        img.remove();
-        resolve({ loaded, width: img.naturalWidth, height: img.naturalHeight, pixel });
-      };
-      img.onload = () => done(true);
-      img.onerror = () => done(false);
-      img.src = src;
-      document.body.append(img);
-    }), src);
-  }
-
   /** client.presign() (on the bucket host) and service.mountUrl() of it, in the console page. */
   function presignedMount(bucket: string, key: string, expiresIn: number) {
     return home.evaluate(async (a: { bucket: string; key: string; expiresIn: number }) => {
@@ -117,13 +91,13 @@ describe('<img src> of stored objects through the mount', () => {
   }
 
   it('a public-read PNG at {origin}/svc/{bucket}/{key} loads, unsigned', async () => {
-    expect(await loadImage(`${origin}/svc/${PUB}/pics/dot.png`)).toEqual({ loaded: true, width: 3, height: 2, pixel: [255, 0, 0, 255] });
+    expect(await loadImage(home, `${origin}/svc/${PUB}/pics/dot.png`)).toEqual({ loaded: true, width: 3, height: 2, pixel: [255, 0, 0, 255] });
     // The same path relative to the page, as an app writes it.
-    expect((await loadImage(`/svc/${PUB}/pics/dot.png`)).loaded).toBe(true);
+    expect((await loadImage(home, `/svc/${PUB}/pics/dot.png`)).loaded).toBe(true);
   });
 
   it('a private PNG does not load unsigned; it does through mountUrl(await client.presign(…)); it does not once expired', async () => {
-    const unsigned = await loadImage(`${origin}/svc/${PRIV}/pics/dot.png`);
+    const unsigned = await loadImage(home, `${origin}/svc/${PRIV}/pics/dot.png`);
     expect(unsigned.loaded).toBe(false);
     expect(unsigned.width).toBe(0);
 
@@ -131,18 +105,18 @@ describe('<img src> of stored objects through the mount', () => {
     signatures.push(signatureOf(ok.presigned)!);
     expect(ok.presigned.startsWith(`http://${PRIV}.svc.localhost/pics/dot.png?`), ok.presigned).toBe(true);
     expect(ok.mounted).toBe(`${origin}/svc/${PRIV}/pics/dot.png${new URL(ok.presigned).search}`);
-    expect(await loadImage(ok.mounted)).toEqual({ loaded: true, width: 3, height: 2, pixel: [255, 0, 0, 255] });
+    expect(await loadImage(home, ok.mounted)).toEqual({ loaded: true, width: 3, height: 2, pixel: [255, 0, 0, 255] });
 
     const expired = await presignedMount(PRIV, 'pics/dot.png', -60);
     signatures.push(signatureOf(expired.presigned)!);
-    const r = await loadImage(expired.mounted);
+    const r = await loadImage(home, expired.mounted);
     expect(r.loaded, expired.mounted).toBe(false);
     expect(r.width).toBe(0);
 
     // A signature made for another key does not open this one.
     const other = await presignedMount(PRIV, 'pics/other.png', 600);
     signatures.push(signatureOf(other.presigned)!);
-    expect((await loadImage(other.mounted.replace('/pics/other.png', '/pics/dot.png'))).loaded).toBe(false);
+    expect((await loadImage(home, other.mounted.replace('/pics/other.png', '/pics/dot.png'))).loaded).toBe(false);
   });
 });
 

@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page, Worker } from 'playwright-core';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { launchChromium } from './support/chromium.ts';
-import { openServicePage, resetService, sendSteps } from './support/page.ts';
+import { loadImage, openServicePage, resetService, sendSteps } from './support/page.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
 import { makeMp4, makePng } from './support/media.ts';
 import { presign, signHeaders } from '../support/sign.ts';
@@ -417,58 +417,31 @@ describe('with the page of the built site', () => {
       await putBytes('privimg', 'pics/dot.png', png, 'image/png');
     });
 
-    /** Loads an <img>; its size, and the top-left pixel when it can be read (same origin). */
-    function loadImage(src: string) {
-      return page.evaluate((src) => new Promise<{ loaded: boolean; width: number; height: number; pixel: number[] | null }>((resolve) => {
-        const img = new Image();
-        const done = (loaded: boolean) => {
-          let pixel: number[] | null = null;
-          if (loaded) {
-            try {
-              const c = document.createElement('canvas');
-              c.width = img.naturalWidth;
-              c.height = img.naturalHeight;
-              const g = c.getContext('2d')!;
-              g.drawImage(img, 0, 0);
-              pixel = Array.from(g.getImageData(0, 0, 1, 1).data);
-            } catch {
-              pixel = null; // a cross-origin image taints the canvas
-            }
-          }
-          resolve({ loaded, width: img.naturalWidth, height: img.naturalHeight, pixel });
-        };
-        img.onload = () => done(true);
-        img.onerror = () => done(false);
-        img.src = src;
-        document.body.append(img);
-      }), src);
-    }
-
     it('a public-read object through the mount shows', async () => {
-      const r = await loadImage('/svc/pubimg/pics/dot.png');
+      const r = await loadImage(page, '/svc/pubimg/pics/dot.png');
       expect(r).toEqual({ loaded: true, width: 3, height: 2, pixel: [255, 0, 0, 255] });
     });
 
     it('a public-read object on its bucket host shows', async () => {
-      const r = await loadImage('http://pubimg.svc.localhost/pics/dot.png');
+      const r = await loadImage(page, 'http://pubimg.svc.localhost/pics/dot.png');
       expect(r.loaded).toBe(true);
       expect([r.width, r.height]).toEqual([3, 2]);
     });
 
     it('a private object shows through a presigned URL (mount and bucket host)', async () => {
-      const viaMount = await loadImage(presign('GET', `${origin}/svc/privimg/pics/dot.png`, future()));
+      const viaMount = await loadImage(page, presign('GET', `${origin}/svc/privimg/pics/dot.png`, future()));
       expect(viaMount).toEqual({ loaded: true, width: 3, height: 2, pixel: [255, 0, 0, 255] });
-      const viaHost = await loadImage(presign('GET', 'http://privimg.svc.localhost/pics/dot.png', future()));
+      const viaHost = await loadImage(page, presign('GET', 'http://privimg.svc.localhost/pics/dot.png', future()));
       expect(viaHost.loaded).toBe(true);
       expect([viaHost.width, viaHost.height]).toEqual([3, 2]);
     });
 
     it('a private object does not show unsigned, nor with an expired or altered presigned URL', async () => {
-      expect((await loadImage('/svc/privimg/pics/dot.png')).loaded).toBe(false);
+      expect((await loadImage(page, '/svc/privimg/pics/dot.png')).loaded).toBe(false);
       const expired = presign('GET', `${origin}/svc/privimg/pics/dot.png`, Math.floor(Date.now() / 1000) - 60);
-      expect((await loadImage(expired)).loaded).toBe(false);
+      expect((await loadImage(page, expired)).loaded).toBe(false);
       const other = presign('GET', `${origin}/svc/privimg/pics/other.png`, future()).replace('/other.png', '/dot.png');
-      expect((await loadImage(other)).loaded).toBe(false);
+      expect((await loadImage(page, other)).loaded).toBe(false);
     });
   });
 

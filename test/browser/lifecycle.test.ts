@@ -9,11 +9,10 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach, inject } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'esbuild';
-import { readFile } from 'node:fs/promises';
 import { launchChromium } from './support/chromium.ts';
 import { startStaticServer, type StaticServer } from './support/static-server.ts';
 import {
-  dbSnapshot, installPageHelpers, md5hex, navigationLog, openStartedPage, orphanReport, parseListing, pattern,
+  buildVariantWorker, dbSnapshot, installPageHelpers, md5hex, navigationLog, openStartedPage, orphanReport, parseListing, pattern,
   sha256hex, waitStarted, workerControl,
 } from './support/lifecycle-helpers.ts';
 
@@ -348,40 +347,6 @@ describe('page and worker lifecycle', () => {
 const VARIANT_VERSION = 'lifecycle-test-schema-v2';
 const VARIANT_STORE = 'schema-test-v2';
 
-/** The worker as scripts/bundles.ts builds it, another version, with one more upgrade step appended to idb.ts's UPGRADES. */
-async function buildVariantWorker(): Promise<string> {
-  let patched = 0;
-  const out = await build({
-    entryPoints: ['sw/worker.ts'],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    minify: true,
-    plugins: [{
-      name: 'append-upgrade-step',
-      setup(b) {
-        b.onLoad({ filter: /[\\/]protocol[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = '${VARIANT_VERSION}';`, loader: 'ts' }));
-        b.onLoad({ filter: /[\\/]sw[\\/]store[\\/]idb\.ts$/ }, async (args) => {
-          const source = await readFile(args.path, 'utf8');
-          const start = source.indexOf('const UPGRADES');
-          const end = start < 0 ? -1 : source.indexOf('\n];', start);
-          if (start < 0 || end < 0) throw new Error('idb.ts has no `const UPGRADES = [ … \\n];` literal to extend');
-          patched++;
-          const step = `\n  (db: IDBDatabase) => { db.createObjectStore('${VARIANT_STORE}'); },`;
-          return { contents: source.slice(0, end) + step + source.slice(end), loader: 'ts' };
-        });
-      },
-    }],
-  });
-  expect(patched, 'the UPGRADES array of sw/store/idb.ts was extended').toBe(1);
-  const code = out.outputFiles[0]!.text;
-  expect(code).toContain(VARIANT_STORE);
-  expect(code).toContain(VARIANT_VERSION);
-  return code;
-}
-
 /**
  * The product's store module (sw/store/idb.ts, unchanged) as a page script exposing openIdbStore:
  * a second holder of an old-schema connection, the way an older worker or another runtime holds
@@ -430,7 +395,9 @@ describe('a new worker version with a schema change', () => {
   });
 
   it('takes over while requests flow: none hangs, every acknowledged write stays readable, the database is upgraded', { timeout: 100_000 }, async () => {
-    const [variant, storeScript] = await Promise.all([buildVariantWorker(), buildStoreScript()]);
+    const [variant, storeScript] = await Promise.all([buildVariantWorker(VARIANT_VERSION, VARIANT_STORE), buildStoreScript()]);
+    expect(variant).toContain(VARIANT_STORE);
+    expect(variant).toContain(VARIANT_VERSION);
     const { page } = await freshPage(server.url + '/');
     const original = await page.evaluate(() => (window as unknown as { swbucket: { version: string } }).swbucket.version);
     expect(original).not.toBe(VARIANT_VERSION);

@@ -1,10 +1,10 @@
 // The request log in real Chromium: the worker writes one entry per request to the 'swbucket-log'
 // database (store 'entries', keyPath seq) and broadcasts it on BroadcastChannel('swbucket-log').
 // The page reads both the way a log viewer would.
-import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './support/chromium.ts';
-import { openServicePage, resetService, sendSteps } from './support/page.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { Page } from 'playwright-core';
+import { useChromiumServicePage } from './support/fixture.ts';
+import { openServicePage, sendSteps } from './support/page.ts';
 import { presign, signHeaders } from '../support/sign.ts';
 import { errorCode, type StepResult } from '../cases/check.ts';
 import { PAGE_ORIGIN, type Step } from '../cases/types.ts';
@@ -42,16 +42,11 @@ async function settled(page: Page, ids: string[]): Promise<{ live: Entry[]; rows
   return { live, rows };
 }
 
-let browser: Browser;
+const chromium = useChromiumServicePage();
 let page: Page;
 
-beforeAll(async () => {
-  browser = await launchChromium();
-  ({ page } = await openServicePage(browser, inject('baseURL')));
-  await resetService(page);
-});
-afterAll(async () => {
-  await browser?.close();
+beforeAll(() => {
+  page = chromium.page;
 });
 
 describe('request log', () => {
@@ -182,7 +177,7 @@ describe('request log', () => {
     // A fresh context: its worker has not opened the log database yet, so the page can create it
     // first and keep its upgrade transaction busy; the worker's log write queues behind it. The
     // console opens on Settings, the one view that sends no request when it loads.
-    const { context, page: fresh } = await openServicePage(browser, `${inject('baseURL')}/#/settings`);
+    const { context, page: fresh } = await openServicePage(chromium.browser, `${chromium.baseURL}/#/settings`);
     try {
       await listen(fresh);
       const url = 'http://held.svc.localhost/';

@@ -8,7 +8,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createHash } from 'node:crypto';
 import { launchChromium } from './support/chromium.ts';
 import { resetService } from './support/page.ts';
+import { READ_LOG_IN_PAGE } from './support/log.ts';
 import type { Client, createClient } from '../../src/client/index.ts';
+import type { LoggedEntry } from '../../sw/log/ring.ts';
 
 const MiB = 1024 * 1024;
 
@@ -46,19 +48,7 @@ interface SwGlobal {
   createClient: typeof createClient;
 }
 
-interface LogEntry {
-  seq: number;
-  time: number;
-  requestId: string;
-  method: string;
-  url: string;
-  operation: string;
-  key: string;
-  status: number;
-  code?: string;
-  bytesIn: number;
-  requestHeaders: [string, string][];
-}
+type LogEntry = LoggedEntry;
 
 interface Tools {
   sw: SwGlobal;
@@ -71,24 +61,9 @@ interface Tools {
   thrown(p: Promise<unknown>): Promise<{ name: string; message: string; code?: string; status?: number } | null>;
 }
 
-function makeTools(patternSrc: string): Tools {
+function makeTools(patternSrc: string, readLogSrc: string): Tools {
   const gen = new Function(`return (${patternSrc})`)() as (seed: number, size: number) => Uint8Array<ArrayBuffer>;
-  async function log(): Promise<LogEntry[]> {
-    if (!(await indexedDB.databases()).some((d) => d.name === 'swbucket-log')) return [];
-    return new Promise<LogEntry[]>((resolve, reject) => {
-      const open = indexedDB.open('swbucket-log');
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const db = open.result;
-        const get = db.transaction('entries').objectStore('entries').getAll();
-        get.onsuccess = () => {
-          db.close();
-          resolve(get.result as LogEntry[]);
-        };
-        get.onerror = () => reject(get.error);
-      };
-    });
-  }
+  const log = new Function(`return (${readLogSrc})`)() as () => Promise<LogEntry[]>;
   return {
     sw: (window as unknown as { swbucket: SwGlobal }).swbucket,
     blob: (seed, size) => new Blob([gen(seed, size)]),
@@ -127,11 +102,11 @@ function makeTools(patternSrc: string): Tools {
 
 /** Runs `fn` in the page with the tools; `fn` is sent as source, so it may only use its arguments. */
 function run<R, A = undefined>(page: Page, fn: (t: Tools, arg: A) => Promise<R>, arg?: A): Promise<R> {
-  return page.evaluate(async ({ fnSrc, toolsSrc, patternSrc, arg }) => {
-    const tools = (new Function(`return (${toolsSrc})`)() as (p: string) => Tools)(patternSrc);
+  return page.evaluate(async ({ fnSrc, toolsSrc, patternSrc, readLogSrc, arg }) => {
+    const tools = (new Function(`return (${toolsSrc})`)() as (p: string, r: string) => Tools)(patternSrc, readLogSrc);
     const f = new Function(`return (${fnSrc})`)() as (t: Tools, a: unknown) => Promise<unknown>;
     return f(tools, arg);
-  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), patternSrc: pattern.toString(), arg: arg as unknown }) as Promise<R>;
+  }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), patternSrc: pattern.toString(), readLogSrc: READ_LOG_IN_PAGE, arg: arg as unknown }) as Promise<R>;
 }
 
 /** Log entries that are after `seq` and match, waiting until there are at least `min` of them. */

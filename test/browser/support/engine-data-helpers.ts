@@ -1,36 +1,18 @@
 // Helpers for test/browser/engine-data.test.ts: deterministic bytes that Node and the page both make
-// (so Node computes the MD5 and SHA-256 of what the page sent with node:crypto, independently of the
-// service's and the client's own MD5 code), and a way to run a function in any engine's page with a
-// few tools at hand (the running service, its client, those bytes, a SHA-256 of what came back).
-import { createHash } from 'node:crypto';
+// (support/lifecycle-helpers.ts's pattern, so Node computes the MD5 and SHA-256 of what the page
+// sent with node:crypto, independently of the service's and the client's own MD5 code), and a way to
+// run a function in any engine's page with a few tools at hand (the running service, its client,
+// those bytes, a SHA-256 of what came back).
 import type { EnginePage } from './engines.ts';
+import { md5hex, PATTERN_SOURCE } from './lifecycle-helpers.ts';
 import type { RunningService } from '../../../src/browser/index.ts';
 import type { Client, createClient } from '../../../src/client/index.ts';
+
+export { md5hex, pattern, sha256hex } from './lifecycle-helpers.ts';
 
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
-/**
- * Deterministic bytes from a seed: xorshift32 words, little-endian. One source text, run in the page
- * (through `run`) and in Node.
- */
-const PATTERN_SOURCE = `function pattern(seed, length) {
-  const words = new Uint32Array(Math.ceil(length / 4));
-  let x = (Math.imul(seed, 2654435761) + 0x9e3779b9) >>> 0 || 1;
-  for (let i = 0; i < words.length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    words[i] = x;
-  }
-  return new Uint8Array(words.buffer, 0, length);
-}`;
-export const pattern = new Function(`return (${PATTERN_SOURCE});`)() as (seed: number, length: number) => Uint8Array<ArrayBuffer>;
-
-export const md5hex = (bytes: Uint8Array | string): string => createHash('md5').update(bytes).digest('hex');
-export const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 /** docs/protocol.md, "ETags and Content-MD5": md5hex(e1 + "-" + … + eN + "-") + "-1". */
 export const multipartEtag = (etags: string[]): string => md5hex(etags.map((e) => e + '-').join('')) + '-1';
 

@@ -1,10 +1,7 @@
 // Helpers for test/browser/engine-mount.test.ts, on the engine-neutral page (support/engines.ts):
 // what a tab's top document is (the worker's frame page, or the console), polling that survives a
-// navigation, history steps, the stored-script probe, and the worker's request log read with plain
-// IndexedDB from a page (support/log.ts does the same through Playwright, in Chromium only).
+// navigation, history steps, and the stored-script probe.
 import type { EnginePage } from './engines.ts';
-import type { LoggedEntry } from '../../../sw/log/ring.ts';
-import { LOG_DELAY_MS } from '../../../sw/log/ring.ts';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -181,43 +178,3 @@ const PAYLOAD = `(function () {
 })();`;
 export const XSS_HTML = `<!doctype html><html><head><title>untouched</title></head><body><p>hello</p><script>${PAYLOAD}</script></body></html>`;
 export const XSS_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><title>untouched</title><rect width="40" height="40" fill="red"/><script>//<![CDATA[\n${PAYLOAD}\n//]]></script></svg>`;
-
-// ---------------------------------------------------------------- the request log
-
-/**
- * Every stored entry of the worker's request log (database `{name}-log`), oldest first, once the
- * worker has written what it holds: it writes a batch LOG_DELAY_MS after the batch's first entry,
- * so the log counts as written when two reads that far apart (three times over) agree. [] when the
- * worker has not created the log yet.
- */
-export async function storedLog(page: EnginePage, database = 'swbucket-log'): Promise<LoggedEntry[]> {
-  let last = await readLog(page, database);
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    await sleep(3 * LOG_DELAY_MS);
-    const now = await readLog(page, database);
-    if ((now.length === last.length && now.at(-1)?.seq === last.at(-1)?.seq) || Date.now() > deadline) return now;
-    last = now;
-  }
-}
-
-function readLog(page: EnginePage, database: string): Promise<LoggedEntry[]> {
-  return page.evaluate(async (db: string) => {
-    // Opening a database that does not exist would create it empty, without the worker's
-    // 'entries' store, and the worker's log would then fail: look before opening.
-    if (!(await indexedDB.databases()).some((d) => d.name === db)) return [];
-    return new Promise<LoggedEntry[]>((resolve, reject) => {
-      const open = indexedDB.open(db);
-      open.onerror = () => reject(open.error);
-      open.onsuccess = () => {
-        const conn = open.result;
-        const get = conn.transaction('entries').objectStore('entries').getAll();
-        get.onsuccess = () => {
-          conn.close();
-          resolve(get.result as LoggedEntry[]);
-        };
-        get.onerror = () => reject(get.error);
-      };
-    });
-  }, database);
-}

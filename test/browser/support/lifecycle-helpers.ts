@@ -1,17 +1,19 @@
 // Helpers for the lifecycle and multi-tab tests: a signed fetch installed in every page of a context
-// (Blob bodies, concurrency), deterministic test bytes the page and Node both produce, control of the
-// real worker through CDP (stop it, watch its running status), and a look straight into the
-// service's IndexedDB from the page to count orphans.
+// (support/page-signer.ts; Blob bodies, concurrency), deterministic test bytes the page and Node
+// both produce, control of the real worker through CDP (stop it, watch its running status), a look
+// straight into the service's IndexedDB from the page to count orphans, and a new build of the
+// worker with one more schema step (for engine-lifecycle.test.ts too).
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { build } from 'esbuild';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { PAGE_SIGNER, type pageSigner, type RootFetchInit } from './page-signer.ts';
 
 /** What the init script puts on `window.__lc` in every page of the context. */
 export interface PageLc {
-  /**
-   * fetch() signed as root (docs/protocol.md, "Signing"). A Blob body goes out as is, without a type; a
-   * ReadableStream body is streamed (duplex: 'half'), so the page decides when each byte is sent.
-   */
-  req(method: string, url: string, init?: { headers?: Record<string, string>; body?: Blob | string | ReadableStream<Uint8Array> }): Promise<Response>;
+  /** PageSigner.fetchAsRoot: fetch() signed as root, a body as it is (a string as a type-less Blob), a stream streamed. */
+  req(method: string, url: string, init?: RootFetchInit): Promise<Response>;
   /** http://{bucket}.svc.localhost/{key} */
   bucketUrl(bucket: string, key?: string): string;
   /** {page origin}/svc/{bucket}/{key}: the own-origin mount. */
@@ -39,9 +41,9 @@ export const NAV_LOG = 'lifecycle-test:navigations';
 
 /**
  * Deterministic bytes from a seed: xorshift32 words, little-endian. One source text, evaluated in the
- * page (by the init script) and in Node, so Node knows the MD5 of what a page sent.
+ * page (by the init script, or by a test's tools) and in Node, so Node knows the MD5 of what a page sent.
  */
-const PATTERN_SOURCE = `function pattern(seed, length) {
+export const PATTERN_SOURCE = `function pattern(seed, length) {
   const words = new Uint32Array(Math.ceil(length / 4));
   let x = (Math.imul(seed, 2654435761) + 1) >>> 0 || 1;
   for (let i = 0; i < words.length; i++) {
@@ -56,11 +58,11 @@ const PATTERN_SOURCE = `function pattern(seed, length) {
 }`;
 export const pattern = new Function(`return (${PATTERN_SOURCE});`)() as (seed: number, length: number) => Uint8Array<ArrayBuffer>;
 
-export const md5hex = (bytes: Uint8Array): string => createHash('md5').update(bytes).digest('hex');
+export const md5hex = (bytes: Uint8Array | string): string => createHash('md5').update(bytes).digest('hex');
 export const sha256hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /** Runs in the page at document start (serialized by Playwright: no outside references). */
-function installLc(patternSource: string): void {
+function installLc({ patternSource, signSource }: { patternSource: string; signSource: string }): void {
   // The navigation log: was this document controlled when it started, and was the reload guard set.
   if (window === window.top) {
     const key = 'lifecycle-test:navigations';
@@ -69,49 +71,10 @@ function installLc(patternSource: string): void {
     sessionStorage.setItem(key, JSON.stringify(log));
   }
   const ENDPOINT = 'svc.localhost';
-  const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts', 'export', 'import', 'bucket', 'conflict'];
-  const enc = new TextEncoder();
-  const encodeKey = (key: string) => Array.from(enc.encode(key), (b) => {
-    const c = String.fromCharCode(b);
-    return /[A-Za-z0-9\-_.*]/.test(c) ? c : '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  }).join('');
-  function resource(u: URL): string {
-    let bucket: string;
-    let key: string;
-    if (u.hostname.endsWith('.' + ENDPOINT)) {
-      bucket = u.hostname.slice(0, -ENDPOINT.length - 1);
-      key = decodeURIComponent(u.pathname.slice(1));
-    } else {
-      let path = u.pathname;
-      if (u.hostname !== ENDPOINT && (path === '/svc' || path.startsWith('/svc/'))) path = path.slice(4);
-      const rest = path.replace(/^\//, '');
-      const slash = rest.indexOf('/');
-      bucket = decodeURIComponent(slash < 0 ? rest : rest.slice(0, slash));
-      key = slash < 0 ? '' : decodeURIComponent(rest.slice(slash + 1));
-    }
-    let res = bucket === '' ? '/' : `/${bucket}/${encodeKey(key)}`;
-    const subs = [...new URLSearchParams(u.search)].filter(([n]) => SIGNED.includes(n))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([n, v]) => (v === '' ? n : `${n}=${v}`));
-    if (subs.length) res += '?' + subs.join('&');
-    return res;
-  }
-  let hmacKey: Promise<CryptoKey> | undefined;
+  const { fetchAsRoot } = (new Function(`return (${signSource})`)() as typeof pageSigner)();
   const hex = (buf: ArrayBuffer) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
   const lc: PageLc = {
-    async req(method, url, init = {}) {
-      const h = new Headers(init.headers ?? {});
-      h.set('x-svc-date', new Date().toUTCString());
-      const names = [...h.keys()].filter((n) => n.startsWith('x-svc-')).sort();
-      const canonical = names.map((n) => `${n}:${h.get(n)!.trim()}\n`).join('');
-      const sts = `${method}\n${h.get('content-md5') ?? ''}\n${h.get('content-type') ?? ''}\n\n${canonical}${resource(new URL(url, location.href))}`;
-      hmacKey ??= crypto.subtle.importKey('raw', enc.encode('svcadmin-secret'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-      const sig = new Uint8Array(await crypto.subtle.sign('HMAC', await hmacKey, enc.encode(sts)));
-      h.set('authorization', `SVC svcadmin:${btoa(String.fromCharCode(...sig))}`);
-      const body = typeof init.body === 'string' ? new Blob([init.body]) : init.body;
-      const streamed = body instanceof ReadableStream ? { duplex: 'half' } : {};
-      return fetch(url, { method, headers: h, ...(body !== undefined ? { body } : {}), ...streamed } as RequestInit);
-    },
+    req: fetchAsRoot,
     bucketUrl: (bucket, key = '') => `http://${bucket}.${ENDPOINT}/${key}`,
     mountUrl: (bucket, key = '') => `${location.origin}/svc/${bucket}/${key}`,
     pattern: new Function(`return (${patternSource});`)() as PageLc['pattern'],
@@ -130,7 +93,7 @@ function installLc(patternSource: string): void {
 
 /** Installs window.__lc (and the navigation log) in every page of the context, from the next navigation on. */
 export async function installPageHelpers(context: BrowserContext): Promise<void> {
-  await context.addInitScript(installLc, PATTERN_SOURCE);
+  await context.addInitScript(installLc, { patternSource: PATTERN_SOURCE, signSource: PAGE_SIGNER });
 }
 
 /** A new page of the context at `url`, waiting until the page says the service started. */
@@ -305,4 +268,41 @@ export function parseListing(xml: string): { key: string; size: number; etag: st
     size: Number(/<Size>(\d+)<\/Size>/.exec(c!)?.[1]),
     etag: (/<ETag>([\s\S]*?)<\/ETag>/.exec(c!)?.[1] ?? '').replace(/&quot;|"/g, ''),
   }));
+}
+
+// ---- a new build of the worker ------------------------------------------------------------------
+
+/**
+ * The worker as scripts/bundles.ts builds it, but reporting `version` and with one more schema step,
+ * creating the object store `store`, appended to UPGRADES in sw/store/idb.ts: a new build at the same
+ * URL, for the takeover tests.
+ */
+export async function buildVariantWorker(version: string, store: string): Promise<string> {
+  let patched = 0;
+  const out = await build({
+    entryPoints: ['sw/worker.ts'],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'chrome110',
+    write: false,
+    minify: true,
+    plugins: [{
+      name: 'append-upgrade-step',
+      setup(b) {
+        b.onLoad({ filter: /[\\/]protocol[\\/]version\.ts$/ }, () => ({ contents: `export const VERSION = '${version}';`, loader: 'ts' }));
+        b.onLoad({ filter: /[\\/]sw[\\/]store[\\/]idb\.ts$/ }, async (args) => {
+          const source = await readFile(args.path, 'utf8');
+          const start = source.indexOf('const UPGRADES');
+          const end = start < 0 ? -1 : source.indexOf('\n];', start);
+          if (start < 0 || end < 0) throw new Error('idb.ts has no `const UPGRADES = [ … \\n];` literal to extend');
+          patched++;
+          const step = `\n  (db: IDBDatabase) => { db.createObjectStore('${store}'); },`;
+          return { contents: source.slice(0, end) + step + source.slice(end), loader: 'ts' };
+        });
+      },
+    }],
+  });
+  expect(patched, 'the UPGRADES array of sw/store/idb.ts was extended').toBe(1);
+  return out.outputFiles[0]!.text;
 }

@@ -1,17 +1,20 @@
 // A page controlled by the real worker, and the browser runner for conformance steps: the steps are
-// signed inside the page with WebCrypto (written here from docs/protocol.md, "Signing", independently of the
-// service and of the Node test signer) and sent with fetch, so the worker answers them.
+// signed inside the page with WebCrypto (support/page-signer.ts, written from docs/protocol.md,
+// "Signing", independently of the service and of the Node test signer) and sent with fetch, so the
+// worker answers them. Also an <img> loaded in the page, for what the mount serves to one.
 // Works on a Playwright page (Chromium) and on any engine's EnginePage (support/engines.ts).
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { bodyText, PAGE_ORIGIN, type Step } from '../../cases/types.ts';
 import type { StepResult } from '../../cases/check.ts';
 import type { Engine, EnginePage } from './engines.ts';
 import { playwrightEnginePage } from './engines/chromium.ts';
+import { PAGE_SIGNER, type pageSigner } from './page-signer.ts';
 
 /** A Playwright page or an EnginePage. */
 export type AnyPage = Page | EnginePage;
 
-function enginePage(page: AnyPage): EnginePage {
+/** The EnginePage interface over either kind of page. */
+export function enginePage(page: AnyPage): EnginePage {
   return 'mainFrame' in page ? playwrightEnginePage(page) : page;
 }
 
@@ -67,50 +70,8 @@ export async function sendSteps(anyPage: AnyPage, steps: Step[]): Promise<StepRe
     auth: s.auth ?? 'root',
     clockSkewSeconds: s.clockSkewSeconds ?? 0,
   }));
-  return page.evaluate(async (steps: WireStep[]) => {
-    const ENDPOINT = 'svc.localhost';
-    const SIGNED = ['acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts', 'export', 'import', 'bucket', 'conflict'];
-    const enc = new TextEncoder();
-    const decode = (s: string) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        return s;
-      }
-    };
-    const encodeKey = (key: string) => Array.from(enc.encode(key), (b) => {
-      const c = String.fromCharCode(b);
-      return /[A-Za-z0-9\-_.*]/.test(c) ? c : '%' + b.toString(16).toUpperCase().padStart(2, '0');
-    }).join('');
-    function resource(u: URL): string {
-      let bucket: string;
-      let key: string;
-      if (u.hostname.endsWith('.' + ENDPOINT)) {
-        bucket = u.hostname.slice(0, -ENDPOINT.length - 1);
-        key = decode(u.pathname.slice(1));
-      } else {
-        let path = u.pathname;
-        if (u.hostname !== ENDPOINT && (path === '/svc' || path.startsWith('/svc/'))) path = path.slice(4);
-        const rest = path.replace(/^\//, '');
-        const slash = rest.indexOf('/');
-        bucket = decode(slash < 0 ? rest : rest.slice(0, slash));
-        key = slash < 0 ? '' : decode(rest.slice(slash + 1));
-      }
-      let res = bucket === '' ? '/' : `/${bucket}/${encodeKey(key)}`;
-      const subs = [...new URLSearchParams(u.search)].filter(([n]) => SIGNED.includes(n))
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([n, v]) => (v === '' ? n : `${n}=${v}`));
-      if (subs.length) res += '?' + subs.join('&');
-      return res;
-    }
-    async function sign(method: string, url: string, h: Headers, creds: { accessKeyId: string; secret: string }) {
-      const names = [...h.keys()].filter((n) => n.startsWith('x-svc-')).sort();
-      const canonical = names.map((n) => `${n}:${h.get(n)!.trim()}\n`).join('');
-      const sts = `${method}\n${h.get('content-md5') ?? ''}\n${h.get('content-type') ?? ''}\n\n${canonical}${resource(new URL(url))}`;
-      const key = await crypto.subtle.importKey('raw', enc.encode(creds.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-      const sig = new Uint8Array(await crypto.subtle.sign('HMAC', key, enc.encode(sts)));
-      h.set('authorization', `SVC ${creds.accessKeyId}:${btoa(String.fromCharCode(...sig))}`);
-    }
+  return page.evaluate(async ({ steps, signSrc }: { steps: WireStep[]; signSrc: string }) => {
+    const { sign } = (new Function(`return (${signSrc})`)() as typeof pageSigner)();
     const out: { status: number; headers: Record<string, string>; text: string }[] = [];
     for (const s of steps) {
       const h = new Headers(s.headers);
@@ -130,5 +91,41 @@ export async function sendSteps(anyPage: AnyPage, steps: Step[]): Promise<StepRe
       out.push({ status: r.status, headers: Object.fromEntries(r.headers), text: s.method === 'HEAD' ? '' : await r.text() });
     }
     return out;
-  }, wire);
+  }, { steps: wire, signSrc: PAGE_SIGNER });
+}
+
+/** What an <img> made what of: its size, and its top-left pixel when the page may read it. */
+export interface LoadedImage {
+  loaded: boolean;
+  width: number;
+  height: number;
+  pixel: number[] | null;
+}
+
+/** Loads an <img> of `src` in the page, and takes it out again. */
+export function loadImage(page: AnyPage, src: string): Promise<LoadedImage> {
+  return enginePage(page).evaluate((src: string) => new Promise<LoadedImage>((resolve) => {
+    const img = new Image();
+    const done = (loaded: boolean) => {
+      let pixel: number[] | null = null;
+      if (loaded) {
+        try {
+          const c = document.createElement('canvas');
+          c.width = img.naturalWidth;
+          c.height = img.naturalHeight;
+          const g = c.getContext('2d')!;
+          g.drawImage(img, 0, 0);
+          pixel = Array.from(g.getImageData(0, 0, 1, 1).data);
+        } catch {
+          pixel = null; // a cross-origin image taints the canvas
+        }
+      }
+      img.remove();
+      resolve({ loaded, width: img.naturalWidth, height: img.naturalHeight, pixel });
+    };
+    img.onload = () => done(true);
+    img.onerror = () => done(false);
+    img.src = src;
+    document.body.append(img);
+  }), src);
 }
