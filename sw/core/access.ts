@@ -11,7 +11,7 @@ async function existing(ctx: Context, name: string): Promise<BucketRecord> {
 }
 
 export function requireCaller(ctx: Context) {
-  if (!ctx.caller) throw new SvcError('AccessDenied', 'Anonymous requests are not allowed here.');
+  if (!ctx.caller) throw new SvcError('AccessDenied', 'Anonymous requests are not allowed here: sign the request (swbucket/client signs when created with { accessKeyId, secretAccessKey }); only GET and HEAD of objects in a public-read bucket may be anonymous.');
   return ctx.caller;
 }
 

@@ -2,7 +2,7 @@
 // style on the service host `{endpoint}/{bucket}/{key}`, and the page-origin mount `/svc/…`.
 // Scheme and port never matter.
 import { SvcError } from './errors.ts';
-import { isValidBucketName, type Target } from '../../protocol/address.ts';
+import { bucketNameProblem, isValidBucketName, type Target } from '../../protocol/address.ts';
 
 export interface AddressOptions {
   endpoint: string;
@@ -36,7 +36,7 @@ export function checkXmlText(text: string, what: string): string {
 }
 
 function bucketTarget(bucket: string, rawKey: string): Target {
-  if (!isValidBucketName(bucket)) throw new SvcError('InvalidBucketName', `The bucket name "${bucket}" is not valid.`);
+  if (!isValidBucketName(bucket)) throw new SvcError('InvalidBucketName', bucketNameProblem(bucket));
   return rawKey === '' ? { kind: 'bucket', bucket, key: '' } : { kind: 'object', bucket, key: checkXmlText(decode(rawKey), 'key') };
 }
 

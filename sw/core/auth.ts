@@ -101,7 +101,8 @@ async function verify(i: AuthInput, accessKeyId: string, signature: string, date
   if (!account) return denied(`The AccessKeyId "${accessKeyId}" does not exist.`);
   const text = stringToSign(i.method, i.headers, dateLine, canonicalResource(i.target, i.query));
   if (!(await signatureMatches(account.secret, text, signature))) {
-    return denied(`The request signature does not match. StringToSign: ${JSON.stringify(text)}`);
+    return denied(`The request signature does not match: check the secretAccessKey of "${accessKeyId}", and that the request is sent as it was signed `
+      + `(each header and sub-resource below). StringToSign: ${JSON.stringify(text)}`);
   }
   return account;
 }

@@ -7,7 +7,7 @@ import {
   contentDisposition, httpDate, isMediaType, modifiedSince, parseRange, quoteEtag, utf8Length,
 } from '../http.ts';
 import { children, childText, parseXml, xmlResponse } from '../xml.ts';
-import { isValidBucketName } from '../../../protocol/address.ts';
+import { bucketNameProblem, isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
 import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
 import { blobOf, responseBody } from '../../store/pieces.ts';
@@ -219,7 +219,7 @@ function sourceOf(header: string): { bucket: string; key: string } {
   const bucket = path.slice(0, slash);
   const key = path.slice(slash + 1);
   if (slash <= 0 || key === '') fail('InvalidArgument', 'The source must be /{bucket}/{key}.');
-  if (!isValidBucketName(bucket)) fail('InvalidBucketName', `The bucket name "${bucket}" is not valid.`);
+  if (!isValidBucketName(bucket)) fail('InvalidBucketName', bucketNameProblem(bucket));
   return { bucket, key };
 }
 
