@@ -1,11 +1,12 @@
 // The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account and archive calls aside, which are the emulator's administration).
-import { canStreamUploads, controllerNow, cutOffByTakeover } from './engine.ts';
+import { canStreamUploads, controlledFor, controllerNow, cutOffByTakeover } from './engine.ts';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
 import { upload } from './upload.ts';
+import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import type {
   AccountSummary, Acl, ArchiveDownload, Body, Client, ExportOptions, ImportOptions, ImportResult, ClientOptions, DeleteObjectsResult, GetObjectOptions, GetObjectResult, ListObjectsOptions,
   ListObjectsPage, ObjectHeadersInput, ObjectInfo, ObjectSummary, PartSummary, PutObjectOptions, UploadOptions, UploadResult,
@@ -106,6 +107,15 @@ interface RequestInput {
 /** The methods a request may be sent again with: HTTP's idempotent ones (a move, a PUT, is not). */
 const RESENDABLE = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 
+/**
+ * A client for the service: in a page, the worker that startService() registered (the default
+ * endpoint, `http://svc.localhost`); anywhere, a `swbucket serve` server by its URL. Requests are
+ * signed with the credentials given; without them, only public-read objects can be read.
+ *
+ * @example
+ * const s3 = createClient({ accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+ * const server = createClient({ endpoint: 'http://127.0.0.1:9000', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+ */
 export function createClient(options: ClientOptions = {}): Client {
   const endpoint = new URL(options.endpoint ?? 'http://svc.localhost');
   const creds: Credentials | null = options.accessKeyId && options.secretAccessKey
@@ -137,6 +147,8 @@ export function createClient(options: ClientOptions = {}): Client {
   async function request(method: string, input: RequestInput = {}): Promise<Response> {
     const bucket = input.bucket ?? '';
     const key = input.key ?? '';
+    // Said here, before the name is lower-cased into a host name and the signature no longer matches.
+    if (bucket !== '' && !isValidBucketName(bucket)) throw new SvcClientError('InvalidBucketName', 400, bucketNameProblem(bucket), null);
     const query = queryOf(input.query);
     const headers = new Headers(input.headers);
     let stream = input.body instanceof ReadableStream ? input.body : undefined;
@@ -158,6 +170,7 @@ export function createClient(options: ClientOptions = {}): Client {
       ...(stream ? { duplex: 'half' } as RequestInit : {}),
       ...(input.signal ? { signal: input.signal } : {}),
     });
+    await controlledFor(endpoint);
     const controller = controllerNow();
     let res: Response;
     try {
@@ -169,7 +182,7 @@ export function createClient(options: ClientOptions = {}): Client {
       res = await send();
     }
     if (res.ok || input.accept?.includes(res.status)) return res;
-    throw await errorFrom(res);
+    throw await errorFrom(res, method);
   }
 
   const xml = async (res: Response): Promise<Node> => node(await parseXml(await res.text()));
@@ -190,7 +203,8 @@ export function createClient(options: ClientOptions = {}): Client {
 
     /** A URL anyone can use until it expires: for links and `<img src>`. */
     async presign(bucket: string, key: string, o: { expiresIn?: number; method?: 'GET' | 'HEAD'; query?: Record<string, string> } = {}): Promise<string> {
-      if (!creds) throw new Error('presign needs credentials');
+      if (!creds) throw new Error('presign needs credentials: createClient({ accessKeyId, secretAccessKey })');
+      if (!isValidBucketName(bucket)) throw new SvcClientError('InvalidBucketName', 400, bucketNameProblem(bucket), null);
       const expires = Math.floor(Date.now() / 1000) + (o.expiresIn ?? 3600);
       const query = await presignQuery(o.method ?? 'GET', bucket, key, queryOf(o.query), creds, expires);
       return urlFor(bucket, key, query).toString();
@@ -207,6 +221,17 @@ export function createClient(options: ClientOptions = {}): Client {
     },
     async createBucket(bucket: string, o: { acl?: Acl } = {}): Promise<void> {
       await request('PUT', { bucket, headers: new Headers(o.acl ? { 'x-svc-acl': o.acl } : {}) });
+    },
+    async ensureBucket(bucket: string, o: { acl?: Acl } = {}): Promise<{ created: boolean }> {
+      try {
+        await client.createBucket(bucket, o);
+        return { created: true };
+      } catch (e) {
+        // The service answers BucketAlreadyExists whoever owns it: HEAD tells ours (200) from another's (403).
+        if (!(e instanceof SvcClientError) || e.code !== 'BucketAlreadyExists') throw e;
+        if (await client.headBucket(bucket).catch(() => false)) return { created: false };
+        throw e;
+      }
     },
     async deleteBucket(bucket: string): Promise<void> {
       await request('DELETE', { bucket });
@@ -232,7 +257,7 @@ export function createClient(options: ClientOptions = {}): Client {
     },
 
     async listObjects(bucket: string, o: ListObjectsOptions = {}): Promise<ListObjectsPage> {
-      const res = await request('GET', { bucket, query: { prefix: o.prefix, delimiter: o.delimiter, marker: o.marker, 'max-keys': o.maxKeys } });
+      const res = await request('GET', { bucket, query: { prefix: o.prefix, delimiter: o.delimiter, marker: o.marker, 'max-keys': o.maxKeys ?? 1000 } });
       const doc = node((await xml(res)).ListBucketResult);
       const next = text(doc.NextMarker);
       return {

@@ -59,3 +59,33 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
     container.addEventListener('controllerchange', changed, { once: true });
   });
 }
+
+/** How long a request waits for startService()'s worker to take control of the page. */
+const CONTROL_MS = 10_000;
+
+/**
+ * Waits, in a page that no service worker controls yet, until one does — startService() may be
+ * under way — when the endpoint is one only a worker answers (a `*.localhost` host on the default
+ * port, as `svc.localhost` is): sent now, the request would leave the browser for whatever listens
+ * on that port of this machine. Rejects with what to do when no worker takes control in time.
+ * Elsewhere (Node, a worker, a server's endpoint) it returns at once.
+ */
+export async function controlledFor(endpoint: URL): Promise<void> {
+  const container = globalThis.navigator?.serviceWorker;
+  if (!container || container.controller || typeof window === 'undefined') return;
+  if (!endpoint.hostname.endsWith('.localhost') || endpoint.port !== '') return;
+  const controlled = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => {
+      container.removeEventListener('controllerchange', changed);
+      resolve(Boolean(container.controller));
+    }, CONTROL_MS);
+    const changed = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    container.addEventListener('controllerchange', changed, { once: true });
+  });
+  if (controlled) return;
+  throw new Error(`swbucket: no service worker controls this page, so a request to ${endpoint.origin} would leave the browser. `
+    + 'Call startService() (from swbucket or swbucket/browser) and wait for it before the first request: `const service = await startService()`.');
+}

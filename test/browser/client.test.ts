@@ -629,7 +629,7 @@ describe('account methods', () => {
 // ------------------------------------------------------------------ typed errors
 
 describe('typed errors', () => {
-  it('NoSuchKey, NoSuchBucket, AccessDenied, BucketAlreadyExists and a bodiless HEAD: SvcClientError with code, status, message and the logged request id', async () => {
+  it('NoSuchKey, NoSuchBucket, AccessDenied, BucketAlreadyExists and a bodiless HEAD: SvcClientError with code, status, message and the logged request id; a bad bucket name before sending', async () => {
     const r = await run(async ({ sw: { client, createClient }, thrown, entry }) => {
       await client.createBucket('cl-err');
       await client.putObject('cl-err', 'secret.txt', 'private bytes');
@@ -658,7 +658,6 @@ describe('typed errors', () => {
       exists: ['BucketAlreadyExists', 409],
       headMissing: ['NotFound', 404],
       headDenied: ['AccessDenied', 403],
-      invalidName: ['InvalidBucketName', 400],
     };
     for (const [name, [code, status]] of Object.entries(want)) {
       const t = r.cases[name as keyof typeof r.cases];
@@ -673,6 +672,11 @@ describe('typed errors', () => {
     expect(r.cases.noSuchKey!.resource).toBe('/cl-err/missing.txt');
     expect(r.cases.accessDenied!.message).not.toMatch(/^403\b/); // the service's Message, not a status line
     expect(r.logged.headMissing).toMatchObject({ code: 'NoSuchKey' });
+    // A bucket name the service would refuse is refused by the client, before it is lower-cased into a host name.
+    expect(r.cases.invalidName).toMatchObject({ isError: true, name: 'SvcClientError', sameClass: true, code: 'InvalidBucketName', status: 400, requestId: null });
+    expect(r.cases.invalidName!.message).toBe('The bucket name "Not_A_Bucket" is not valid: bucket names are 3–63 characters of a-z, 0-9 and -, '
+      + 'starting and ending with a letter or digit (upper-case letters are not allowed: a host name does not keep them).');
+    expect(r.logged.invalidName).toBeNull();
     expect(r.anonPresign).toMatchObject({ isError: true });
     expect(r.anonExplain).toBeNull();
   });

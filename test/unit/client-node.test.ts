@@ -89,4 +89,56 @@ describe('swbucket/client in Node, against swbucket serve', () => {
     }
     expect(sent).toEqual([]);
   });
+  it('ensureBucket creates once and then says it exists; another account\'s bucket of that name stays an error', async () => {
+    const root = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+    expect(await root.ensureBucket('ensured', { acl: 'public-read' })).toEqual({ created: true });
+    expect(await root.ensureBucket('ensured')).toEqual({ created: false });
+    expect(await root.getBucketAcl('ensured')).toBe('public-read');
+    // Two at once, as React StrictMode's doubled effect does: one creates, neither fails.
+    const both = await Promise.all([root.ensureBucket('ensured-twice'), root.ensureBucket('ensured-twice')]);
+    expect(both.map((r) => r.created).sort()).toEqual([false, true]);
+    await root.putAccount('alice', { secretAccessKey: 'alice-secret' });
+    const alice = createClient({ endpoint: server.url, accessKeyId: 'alice', secretAccessKey: 'alice-secret' });
+    await expect(alice.ensureBucket('ensured')).rejects.toMatchObject({ code: 'BucketAlreadyExists', status: 409 });
+  });
+
+  it('a bucket name the service would refuse is refused before sending, with the rule (and the lower-case name to try)', async () => {
+    const sent: string[] = [];
+    const s3 = createClient({
+      endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret',
+      fetch: (input, init) => {
+        sent.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    await expect(s3.createBucket('MyPhotos')).rejects.toMatchObject({
+      code: 'InvalidBucketName',
+      message: expect.stringMatching(/"MyPhotos" is not valid: bucket names are 3–63 characters of a-z, 0-9 and -.*try "myphotos"/),
+    });
+    await expect(s3.putObject('My_Photos', 'k', 'x')).rejects.toMatchObject({ code: 'InvalidBucketName', message: expect.stringContaining('3–63 characters') });
+    await expect(s3.presign('ab', 'k')).rejects.toMatchObject({ code: 'InvalidBucketName' });
+    expect(sent).toEqual([]);
+  });
+
+  it('errors say what to do: a wrong secret, no credentials, a HEAD of a missing key', async () => {
+    const root = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+    await root.ensureBucket('messages');
+    const wrong = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'not-it' });
+    await expect(wrong.listObjects('messages')).rejects.toMatchObject({ code: 'AccessDenied', message: expect.stringContaining('check the secretAccessKey of "svcadmin"') });
+    const anonymous = createClient({ endpoint: server.url });
+    await expect(anonymous.listObjects('messages')).rejects.toMatchObject({ code: 'AccessDenied', message: expect.stringContaining('created with { accessKeyId, secretAccessKey }') });
+    const missing = await root.headObject('messages', 'nothing-here').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(SvcClientError);
+    expect(missing).toMatchObject({ code: 'NotFound', status: 404 });
+    expect((missing as Error).message).toMatch(/^Not found: the bucket or the key does not exist\. \(A HEAD answer has no body/);
+  });
+  it('listObjects gives up to 1,000 keys when not told (the service alone answers 100)', async () => {
+    const s3 = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+    await s3.ensureBucket('many-keys');
+    await Promise.all(Array.from({ length: 150 }, (_, i) => s3.putObject('many-keys', `k${String(i).padStart(3, '0')}`, '', { checksum: false })));
+    const all = await s3.listObjects('many-keys');
+    expect([all.objects.length, all.isTruncated]).toEqual([150, false]);
+    const page = await s3.listObjects('many-keys', { maxKeys: 100 });
+    expect([page.objects.length, page.isTruncated]).toEqual([100, true]);
+  });
 });

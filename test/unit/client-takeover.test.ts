@@ -42,10 +42,10 @@ afterEach(() => {
 describe('swbucket/client: a request cut off by a takeover', () => {
   it('is sent once more when it is a GET, HEAD, PUT or DELETE and the controller changed', async () => {
     for (const call of [
-      (c: ReturnType<typeof client>) => c.putObject('b', 'k', 'a'),
-      (c: ReturnType<typeof client>) => c.getObject('b', 'k'),
-      (c: ReturnType<typeof client>) => c.headObject('b', 'k'),
-      (c: ReturnType<typeof client>) => c.deleteObject('b', 'k'),
+      (c: ReturnType<typeof client>) => c.putObject('bkt', 'k', 'a'),
+      (c: ReturnType<typeof client>) => c.getObject('bkt', 'k'),
+      (c: ReturnType<typeof client>) => c.headObject('bkt', 'k'),
+      (c: ReturnType<typeof client>) => c.deleteObject('bkt', 'k'),
     ]) {
       const sw = stubContainer();
       const f = cutOnce(() => sw.takeOver());
@@ -58,26 +58,92 @@ describe('swbucket/client: a request cut off by a takeover', () => {
   it('fails as it is when the controller does not change (an ordinary network error)', async () => {
     stubContainer();
     const f = cutOnce(() => {});
-    await expect(client(f.fetch).putObject('b', 'k', 'a')).rejects.toThrow(TypeError);
+    await expect(client(f.fetch).putObject('bkt', 'k', 'a')).rejects.toThrow(TypeError);
     expect(f.calls).toHaveLength(1);
   });
 
   it('fails as it is outside a page controlled by a worker', async () => {
     const f = cutOnce(() => {});
     vi.stubGlobal('navigator', {});
-    await expect(client(f.fetch).putObject('b', 'k', 'a')).rejects.toThrow(TypeError);
+    await expect(client(f.fetch).putObject('bkt', 'k', 'a')).rejects.toThrow(TypeError);
     expect(f.calls).toHaveLength(1);
   });
 
   it('is not sent again when that could do something twice: a POST (Complete, Initiate), a move', async () => {
     let sw = stubContainer();
     let f = cutOnce(() => sw.takeOver());
-    await expect(client(f.fetch).moveObject('b', 'from', 'to')).rejects.toThrow(TypeError);
+    await expect(client(f.fetch).moveObject('bkt', 'from', 'to')).rejects.toThrow(TypeError);
     expect(f.calls).toHaveLength(1);
 
     sw = stubContainer();
     f = cutOnce(() => sw.takeOver());
-    await expect(client(f.fetch).completeMultipartUpload('b', 'k', 'upload-1', [{ partNumber: 1, etag: 'x' }])).rejects.toThrow(TypeError);
+    await expect(client(f.fetch).completeMultipartUpload('bkt', 'k', 'upload-1', [{ partNumber: 1, etag: 'x' }])).rejects.toThrow(TypeError);
     expect(f.calls).toHaveLength(1);
+  });
+});
+
+describe('swbucket/client: a request before startService() has a worker controlling the page', () => {
+  /** A page (window) whose container has no controller yet. */
+  function uncontrolledPage() {
+    const container = Object.assign(new EventTarget(), { controller: null as unknown });
+    vi.stubGlobal('navigator', { serviceWorker: container });
+    vi.stubGlobal('window', {});
+    return {
+      takeControl() {
+        container.controller = { id: 'swbucket' };
+        container.dispatchEvent(new Event('controllerchange'));
+      },
+    };
+  }
+  const answering = () => {
+    const calls: string[] = [];
+    const fetch = async (input: RequestInfo | URL) => {
+      calls.push(String(input));
+      return new Response('', { status: 200, headers: { etag: '"x"' } });
+    };
+    return { fetch, calls };
+  };
+
+  it('waits until the worker controls the page, then sends', async () => {
+    const page = uncontrolledPage();
+    const f = answering();
+    const put = client(f.fetch).putObject('bkt', 'k', 'a');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(f.calls).toEqual([]);
+    page.takeControl();
+    await put;
+    expect(f.calls).toEqual(['http://bkt.svc.localhost/k']);
+  });
+
+  it('gives up after 10 s without sending, saying to await startService()', async () => {
+    // Only the timers are fake: hashing and signing come first and take real time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      uncontrolledPage();
+      const f = answering();
+      let settled = false;
+      const put = client(f.fetch).putObject('bkt', 'k', 'a').catch((e: unknown) => e).finally(() => (settled = true));
+      const giveUp = Date.now() + 20_000;
+      while (vi.getTimerCount() === 0 && Date.now() < giveUp) await new Promise((r) => setImmediate(r));
+      expect(vi.getTimerCount(), 'the client waits on a timer').toBe(1);
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const e = await put;
+      expect(e).toBeInstanceOf(Error);
+      expect((e as Error).message).toMatch(/no service worker controls this page, so a request to http:\/\/svc\.localhost would leave the browser\. Call startService\(\)/);
+      expect(f.calls).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('does not wait for an endpoint a server answers (another host, or a port)', async () => {
+    uncontrolledPage();
+    for (const endpoint of ['http://localhost:4568', 'http://127.0.0.1:9000', 'http://svc.localhost:8080']) {
+      const f = answering();
+      await createClient({ endpoint, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret', fetch: f.fetch }).putObject('bkt', 'k', 'a');
+      expect(f.calls).toHaveLength(1);
+    }
   });
 });
