@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { join, relative, sep } from 'node:path';
 import { CONSOLE_MARKER, WORKER_BANNER, packageFiles } from './files.ts';
 
+/** Options of {@link init} (and of `npx swbucket init`). */
 export interface InitOptions {
   /** Copy the console to `<publicDir>/swbucket/`. Default true. */
   console?: boolean;
@@ -13,13 +14,21 @@ export interface InitOptions {
   force?: boolean;
 }
 
+/** What {@link init} copied. */
 export interface InitResult {
+  /** The swbucket version of the copied files. */
   version: string;
+  /** The files written, relative to the public folder. */
   written: string[];
 }
 
+/** What {@link init} throws when it would overwrite a file that is not swbucket's (pass `force`), or cannot write. */
 export class InitError extends Error {}
 
+/**
+ * Copies swbucket's worker (`sw.js`) and console (`swbucket/`) into an app's public folder, as
+ * `npx swbucket init <publicDir>` does, so that its dev server and build serve them.
+ */
 export function init(publicDir: string, o: InitOptions = {}): InitResult {
   const files = packageFiles();
   const worker = o.worker === false ? null : join(publicDir, 'sw.js');

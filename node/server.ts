@@ -11,6 +11,7 @@ import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { DEFAULT_ENDPOINT } from '../protocol/instance.ts';
 
+/** Options of {@link startServer} (and of `swbucket serve`). */
 export interface ServerOptions {
   /** Default 9000; 0 picks a free port. */
   port?: number;
@@ -27,12 +28,17 @@ export interface ServerOptions {
   dataDir?: string;
 }
 
+/** A server {@link startServer} started. */
 export interface RunningServer {
+  /** Its URL, e.g. `http://127.0.0.1:9000`: the endpoint for swbucket/client in Node. */
   url: string;
+  /** The port it listens on (the one picked, for port 0). */
   port: number;
+  /** The service host for virtual-host addressing (`{bucket}.{endpoint}`). */
   endpoint: string;
   /** The directory the data is kept in (absolute), or undefined when it lives in memory. */
   dataDir: string | undefined;
+  /** Stops accepting requests, finishes those under way and closes the store (the data directory is free again). */
   close(): Promise<void>;
 }
 
@@ -90,6 +96,16 @@ async function peer<T>(load: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The service over HTTP in Node, on the same handler as the worker: for tests, scripts and
+ * clients that cannot run a page (boto3, curl). In memory unless `dataDir` is given.
+ *
+ * @example
+ * import { startServer } from 'swbucket/node';
+ * const server = await startServer({ port: 0 });
+ * // createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' })
+ * await server.close();
+ */
 export async function startServer(o: ServerOptions = {}): Promise<RunningServer> {
   const [{ getRequestListener, RequestError }, fake] = await Promise.all([peer(() => import('@hono/node-server')), peer(() => import('fake-indexeddb'))]);
   const { IDBFactory } = fake;

@@ -1,12 +1,17 @@
-// swbucket/vite: serve the worker (sw.js) and the console (swbucket/) from the installed package in
-// `vite dev`, and emit them into `vite build`, under the app's `base`. Nothing is copied into the
-// app, so upgrading swbucket upgrades both.
+/**
+ * Serve the worker (sw.js) and the console (swbucket/) from the installed package in `vite dev`,
+ * and emit them into `vite build`, under the app's `base`. Nothing is copied into the app, so
+ * upgrading swbucket upgrades both.
+ *
+ * @module swbucket/vite
+ */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'vite';
 import { packageFiles } from './files.ts';
 
+/** Options of the {@link swbucket} Vite plugin. */
 export interface SwbucketPluginOptions {
   /** Serve and emit sw.js. Default true; false for an app whose own worker composes swbucket/sw. */
   worker?: boolean;
@@ -25,6 +30,15 @@ function filesUnder(dir: string): string[] {
   });
 }
 
+/**
+ * The Vite plugin: serves swbucket's worker and console in `vite dev` and emits them in `vite build`,
+ * under the app's `base`, from the installed package.
+ *
+ * @example
+ * // vite.config.ts
+ * import { swbucket } from 'swbucket/vite';
+ * export default { plugins: [swbucket()] };
+ */
 export function swbucket(options: SwbucketPluginOptions = {}): Plugin {
   const files = packageFiles();
   // Path within the site (no base) → file on disk.

@@ -11,6 +11,7 @@ import { VERSION } from '../protocol/version.ts';
 
 export type { WorkerHello };
 
+/** Options of {@link createFetchHandler}; the same as startService()'s, which must agree with them. */
 export interface FetchHandlerOptions {
   /** Service host; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
   endpoint?: string;
@@ -35,12 +36,15 @@ export interface FetchHandlerOptions {
 /** What respond() needs of a FetchEvent: its request, and a way to finish work after the answer. */
 export interface FetchEventLike {
   readonly request: Request;
+  /** Keeps the worker alive until `promise` settles (the request log's write, a commit finishing). */
   waitUntil(promise: Promise<unknown>): void;
 }
 
+/** The service inside a service worker: which requests are its own, and their answers. */
 export interface FetchHandler {
   /** True for the requests this handler answers; decided synchronously, as a fetch listener must. */
   claims(url: URL | string): boolean;
+  /** The answer to a request claims() accepted: never rejects (a failure is an error answer). */
   respond(event: FetchEventLike): Promise<Response>;
   /** What the worker tells startService() about itself. */
   readonly hello: WorkerHello;
@@ -98,6 +102,17 @@ function framePage(object: Response, url: URL): Response {
   return new Response(html, { status: object.status === 206 ? 200 : object.status, headers });
 }
 
+/**
+ * The service for a service worker an app owns (Workbox or hand-written): call `claims()` in the
+ * fetch listener, and answer with `respond()`. It adds no listeners and calls neither skipWaiting
+ * nor clients.claim: the lifecycle stays the app's (README, "An app with its own service worker").
+ *
+ * @example
+ * const swbucket = createFetchHandler();
+ * self.addEventListener('fetch', (event) => {
+ *   if (swbucket.claims(event.request.url)) event.respondWith(swbucket.respond(event));
+ * });
+ */
 export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHandler {
   const name = options.name ?? DEFAULT_NAME;
   const names = instanceNames(name);

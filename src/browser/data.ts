@@ -4,6 +4,7 @@
 // and creates an empty one with the root account: the service stays usable.
 import { instanceNames } from '../../protocol/instance.ts';
 
+/** Options of {@link deleteAllData}. */
 export interface DeleteAllDataOptions {
   /**
    * How long to wait for a connection that does not close (the browser reports the deletion as
@@ -12,6 +13,7 @@ export interface DeleteAllDataOptions {
   timeoutMs?: number;
 }
 
+/** What {@link deleteAllData} rejects with when a database could not be deleted (another tab held it open too long). */
 export class DeleteDataError extends Error {
   constructor(readonly database: string, message: string) {
     super(message);

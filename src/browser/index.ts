@@ -1,4 +1,8 @@
-// swbucket/browser: start the service from a page.
+/**
+ * Start the service from a page.
+ *
+ * @module swbucket/browser
+ */
 export { startService, ServiceStartError, PAGE_VERSION } from './start.ts';
 export type { StartOptions, RunningService, StartFailure, StorageState } from './start.ts';
 export type { Seed } from './seed.ts';

@@ -11,6 +11,7 @@ import { canStreamUploads } from '../client/engine.ts';
 /** The swbucket version of this page's code; the worker reports its own. */
 export const PAGE_VERSION: string = VERSION;
 
+/** Options of {@link startService}: where the worker is, the service's endpoint and mount, and what to seed a new store with. */
 export interface StartOptions {
   /**
    * swbucket's worker script. Default `sw.js` resolved against the page's base URL (`/sw.js` for
@@ -95,15 +96,19 @@ function limitsOf(s: Omit<StorageState, 'limits'>): string[] {
   return out;
 }
 
+/** The service once {@link startService} resolved: its endpoint, mount and version, and what the browser's storage allows. */
 export interface RunningService {
+  /** The service's host, e.g. `svc.localhost`: buckets are `{bucket}.{endpoint}`. */
   endpoint: string;
   /** The mount path on this origin, e.g. `/svc/`. */
   mount: string;
+  /** The instance name: its database and request log are named after it. */
   name: string;
   /** The worker's swbucket version (equal to PAGE_VERSION once started). */
   version: string;
   /** The worker's script URL: swbucket's sw.js, or the app's own worker. */
   scriptUrl: string;
+  /** The worker's registration. */
   registration: ServiceWorkerRegistration;
   /** Whether the origin's storage is persistent (asked for unless `persist: false`). */
   storage: StorageState;
@@ -119,10 +124,12 @@ export interface RunningService {
   mountUrl(url: string): string;
 }
 
+/** Why {@link startService} failed, as `ServiceStartError.reason`; the error's message says what to do. */
 export type StartFailure =
   | 'unsupported' | 'insecure' | 'register-failed' | 'no-worker' | 'timeout' | 'not-swbucket' | 'version-mismatch' | 'options-mismatch'
   | 'seed-failed';
 
+/** What {@link startService} rejects with: a `reason` to test and a message that says what to do. */
 export class ServiceStartError extends Error {
   constructor(readonly reason: StartFailure, message: string) {
     super(message);
@@ -268,6 +275,18 @@ function mountUrlFor({ endpoint, mount }: WorkerHello): (url: string) => string 
   };
 }
 
+/**
+ * Registers swbucket's service worker (`sw.js` beside the page, from `npx swbucket init` or the Vite
+ * plugin), waits until it controls this page, and resolves when the service answers. Call it once,
+ * and wait for it before the first request: until then a request to `svc.localhost` has no worker
+ * to answer it. Rejects with a {@link ServiceStartError} that says what to do (no service workers,
+ * an insecure origin, a missing `sw.js`, a worker of another version, …).
+ *
+ * @example
+ * import { startService, createClient } from 'swbucket';
+ * const service = await startService();
+ * const s3 = createClient({ accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' }); // the root account
+ */
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   if (!('serviceWorker' in navigator)) {
