@@ -31,15 +31,14 @@
 //    controlled by the new build, data stays, the database is upgraded.
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launchEngine, type Engine, type EnginePage, type EngineName } from './support/engines.ts';
 import { playwrightEnginePage } from './support/engines/chromium.ts';
 import { CHROMIUM_FLAGS, findChromium } from './support/chromium.ts';
-import { startStaticServer, type StaticServer } from './support/static-server.ts';
+import { copyBuiltSite, startStaticServer, type StaticServer } from './support/static-server.ts';
 import { PAGE_SIGNER, type pageSigner, type RootFetchInit } from './support/page-signer.ts';
 import {
   buildVariantWorker, md5hex, orphanReport, parseListing, pattern, PATTERN_SOURCE, sha256hex, workerControl, type DbSnapshot, type WorkerControl,
@@ -267,19 +266,6 @@ function workerSays(page: EnginePage): Promise<{ controlled: boolean; version: s
 
 // ---- the site, served by the test --------------------------------------------------------------
 
-/** A private copy of the built site (another run in this checkout may rebuild dist-site/ meanwhile). */
-function copySite(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'swbucket-engine-lifecycle-'));
-  for (let attempt = 0; ; attempt++) {
-    rmSync(dir, { recursive: true, force: true });
-    cpSync('dist-site', dir, { recursive: true });
-    const ok = ['index.html', 'sw.js'].every((f) => existsSync(join(dir, f)) && statSync(join(dir, f)).size > 0);
-    if (ok) return dir;
-    if (attempt === 5) throw new Error('dist-site/ has no index.html and sw.js (the browser global setup builds it)');
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
-  }
-}
-
 /**
  * Appended to the built sw.js: answers /__probe with an id made when this worker started, so a test
  * can tell a new worker from the one before. The product's listener comes first and never claims
@@ -316,7 +302,7 @@ let elsewhere: { url: string; close(): Promise<void> };
 let engine: Engine;
 
 beforeAll(async () => {
-  siteDir = copySite();
+  siteDir = copyBuiltSite('swbucket-engine-lifecycle-');
   [engine, elsewhere] = await Promise.all([launchEngine(name), startElsewhere()]);
 });
 afterAll(async () => {

@@ -561,7 +561,8 @@ describe('hashing off the main thread', () => {
         // The observer does see a long task: 300 ms of main-thread work right here.
         const t2 = performance.now();
         while (performance.now() - t2 < 300) { /* busy */ }
-        await settle();
+        // (Its entry is delivered a little later, later still on a loaded machine.)
+        for (let i = 0; i < 20 && !longTasks.some((t) => t.start >= t2 - 1 && t.duration >= 250); i++) await settle();
         const busy = longTasks.filter((t) => t.start >= t2 - 1);
         observer.disconnect();
         return { seq, put, during, blobsToWorker, workersAfterFirst, workersAfterSecond, upParts: up.partsSent, busy };

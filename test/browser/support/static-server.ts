@@ -2,7 +2,9 @@
 // preview cannot give: a Content-Security-Policy on the worker script, or a new build of the
 // worker swapped in at the same URL. Serves dist-site/ (run after the browser global setup built it).
 import { createServer, type Server } from 'node:http';
+import { cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import type { AddressInfo } from 'node:net';
 
@@ -49,4 +51,20 @@ export async function startStaticServer(root = join(process.cwd(), 'dist-site'))
       server.close(() => resolve());
     }),
   };
+}
+
+/**
+ * A copy of dist-site/ in a new temporary folder (remove it after the file's tests), so that a test
+ * serving the site is not touched by a build of another project's global setup replacing dist-site/.
+ */
+export function copyBuiltSite(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  for (let attempt = 0; ; attempt++) {
+    rmSync(dir, { recursive: true, force: true });
+    cpSync('dist-site', dir, { recursive: true });
+    const ok = ['index.html', 'sw.js'].every((f) => existsSync(join(dir, f)) && statSync(join(dir, f)).size > 0);
+    if (ok) return dir;
+    if (attempt === 5) throw new Error('dist-site/ has no index.html and sw.js (the browser global setup builds it)');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+  }
 }
