@@ -31,7 +31,6 @@ export function packageFiles(): PackageFiles {
   }
 }
 
-/** The first bytes of every worker swbucket ships (scripts/bundles.ts writes them). */
-export const WORKER_BANNER = '/* swbucket ';
+export { WORKER_BANNER } from '../protocol/instance.ts';
 /** A file that marks a console folder as swbucket's, so a re-run may replace it. */
 export const CONSOLE_MARKER = '.swbucket-console';

@@ -29,6 +29,15 @@ export function instanceNames(name: string = DEFAULT_NAME): InstanceNames {
   return { database: name, logDatabase: `${name}-log`, logChannel: `${name}-log` };
 }
 
+/** The first bytes of every worker swbucket ships (scripts/bundles.ts writes them): how init and startService() tell it from an app's own. */
+export const WORKER_BANNER = '/* swbucket ';
+
+/**
+ * What startService() posts to swbucket's worker once it controls the page, with the URLs of the
+ * page and the files it loaded: `{ type: SHELL_MESSAGE, urls }`, kept for offline use (sw/shell.ts).
+ */
+export const SHELL_MESSAGE = 'swbucket:keep';
+
 /** What startService() posts to an active worker that does not control its page: swbucket's own worker then claims it. */
 export const CLAIM_MESSAGE = 'swbucket:claim';
 

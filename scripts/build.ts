@@ -1,5 +1,6 @@
 // The package build: `npm run build:package` → dist/
 //   lib/*.js      the entry points (ESM, dependencies left as imports for the app's bundler)
+//   bundle.js     swbucket/bundle: the root entry, self-contained, for a page without a bundler
 //   types/        their .d.ts
 //   sw.js         the standalone service worker, everything bundled in
 //   console/      the console as static files with relative URLs (served at any `{base}swbucket/`)
@@ -45,6 +46,25 @@ async function library(): Promise<void> {
   chmodSync(cli, 0o755);
 }
 
+/**
+ * swbucket/bundle: everything of the root entry as one ES module with nothing left to resolve (no
+ * bare imports, the lazy parts inlined), for a page with no bundler and no import map.
+ */
+async function standalone(): Promise<void> {
+  await esbuild({
+    entryPoints: { bundle: root + 'src/index.ts' },
+    outdir: dist,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    banner: { js: `/* swbucket ${version}: swbucket/bundle (MIT). */` },
+    plugins: [inlineHashWorker()],
+    logLevel: 'warning',
+  });
+}
+
 async function consoleApp(): Promise<void> {
   await vite({
     configFile: false,
@@ -64,6 +84,7 @@ rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 await Promise.all([
   library(),
+  standalone(),
   bundleServiceWorker({ minify: true, version }).then((code) => writeFileSync(dist + 'sw.js', code)),
   consoleApp(),
 ]);

@@ -4,6 +4,7 @@
 // - the client's hashing worker, inlined into the client as a string (hash-worker-source.ts).
 import { build, type Plugin } from 'esbuild';
 import { fileURLToPath } from 'node:url';
+import { WORKER_BANNER } from '../protocol/instance.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -24,7 +25,7 @@ async function bundleScript(entry: string, minify: boolean, banner?: string): Pr
 
 /** The standalone service worker; the banner names the package and version it came from. */
 export function bundleServiceWorker(o: { minify: boolean; version: string }): Promise<string> {
-  const banner = `/* swbucket ${o.version} service worker. Generated: \`npx swbucket init\` replaces it; do not edit. */`;
+  const banner = `${WORKER_BANNER}${o.version} service worker. Generated: \`npx swbucket init\` replaces it; do not edit. */`;
   return bundleScript('sw/worker.ts', o.minify, banner);
 }
 

@@ -1,11 +1,13 @@
 /// <reference lib="webworker" />
 // swbucket's own service worker, shipped prebuilt as sw.js: the fetch handler of swbucket/sw plus
 // the lifecycle a worker of its own needs (take over from an older build once it is idle, claim
-// open pages: sw/takeover.ts). Its options come from its URL, where startService() puts them:
-// sw.js?endpoint=…&mount=…&name=… (and bodies=…, see FetchHandlerOptions)
+// open pages: sw/takeover.ts), and the app shell kept for offline use (sw/shell.ts). Its options come
+// from its URL, where startService() puts them: sw.js?endpoint=…&mount=…&name=…&offline=false (and
+// bodies=…, see FetchHandlerOptions)
 import { createFetchHandler } from './fetch-handler.ts';
 import { createInFlight, installTakeover } from './takeover.ts';
-import { CLAIM_MESSAGE } from '../protocol/instance.ts';
+import { SHELL_MESSAGE, createShell } from './shell.ts';
+import { CLAIM_MESSAGE, DEFAULT_NAME } from '../protocol/instance.ts';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -18,13 +20,22 @@ const swbucket = createFetchHandler({
   bodies: params.get('bodies') === 'pieces' ? 'pieces' : params.get('bodies') === 'blobs' ? 'blobs' : 'detect',
 });
 const inFlight = createInFlight();
+// The app's pages and files, kept for offline reloads (sw/shell.ts), unless startService({ offline: false }).
+const shell = params.get('offline') === 'false' ? null : createShell({
+  cacheName: `${params.get('name') || DEFAULT_NAME}-shell`,
+  scope: self.registration.scope,
+  excluded: (url) => swbucket.claims(url),
+});
 
 installTakeover(self, inFlight);
 // startService() asks for this when its page is not controlled (it came from the network, as
 // WebKit sends some navigations), before it falls back to a reload.
 self.addEventListener('message', (event) => {
   if (event.data === CLAIM_MESSAGE) event.waitUntil(self.clients.claim());
+  const data = event.data as { type?: unknown; urls?: unknown } | null;
+  if (shell && data?.type === SHELL_MESSAGE) event.waitUntil(shell.keep(data.urls));
 });
 self.addEventListener('fetch', (event) => {
   if (swbucket.claims(event.request.url)) event.respondWith(inFlight.track(swbucket.respond(event)));
+  else if (shell?.handles(event.request)) event.respondWith(shell.respond(event.request));
 });

@@ -2,11 +2,12 @@
 // swbucket's own worker (sw.js beside the page's base), or, when the page's scope already belongs to
 // another worker (an app's own, composing swbucket/sw), uses that one and never replaces it. Ready
 // means the page is controlled and the worker answered the hello with the page's version.
-import { CLAIM_MESSAGE, DEFAULT_ENDPOINT, HELLO_PATH, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
+import { CLAIM_MESSAGE, DEFAULT_ENDPOINT, HELLO_PATH, SHELL_MESSAGE, WORKER_BANNER, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
 import { VERSION } from '../../protocol/version.ts';
 import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
 import { SeedError, seedIfEmpty, type Seed } from './seed.ts';
 import { canStreamUploads } from '../client/engine.ts';
+import { preloadClient } from '../client/preload.ts';
 
 /** The swbucket version of this page's code; the worker reports its own. */
 export const PAGE_VERSION: string = VERSION;
@@ -16,8 +17,8 @@ export interface StartOptions {
   /**
    * swbucket's worker script. Default `sw.js` resolved against the page's base URL (`/sw.js` for
    * an app at the root, `/demo/sw.js` for one at `/demo/`), where `npx swbucket init` and the
-   * Vite plugin put it. An app with client-side routes under a sub-path passes
-   * `import.meta.env.BASE_URL + 'sw.js'`.
+   * Vite plugin put it; a page opened at a deep link (`/gallery/view/`) with no sw.js beside it
+   * finds the one in the nearest folder above that has swbucket's.
    */
   scriptUrl?: string;
   /** The registration's scope. Default the script's folder. */
@@ -40,6 +41,13 @@ export interface StartOptions {
    * evicted when the device runs low on space. Default true. The answer is in `storage.persisted`.
    */
   persist?: boolean;
+  /**
+   * Keep the app's pages and files (not its API answers) in swbucket's worker, so that the app
+   * reloads offline after its first visit, and the client's parts that load on first use are there
+   * too. Network first: online, every page and file is fetched as ever. Default true; false for an
+   * app that does its own caching (with its own worker, swbucket's worker keeps nothing anyway).
+   */
+  offline?: boolean;
   /**
    * Data for an empty store, so that a demo or a lesson opens with something in it: the URL of an
    * archive (made by the console's Export, `swbucket export` or `client.exportArchive()`, resolved
@@ -241,7 +249,7 @@ async function hello(scope: string): Promise<WorkerHello | null> {
  */
 async function registrationFor(
   ownScript: URL, scope: string, options: StartOptions, timeoutMs: number,
-): Promise<{ registration: ServiceWorkerRegistration; registered: boolean }> {
+): Promise<{ registration: ServiceWorkerRegistration; registered: boolean; script?: URL }> {
   // The registration that would control the scope now: the one with the longest scope above it.
   const found = await navigator.serviceWorker.getRegistration(scope);
   const existing = found ? activeScript(found) : null;
@@ -254,14 +262,51 @@ async function registrationFor(
     });
     return { registration, registered: false };
   }
-  for (const [param, value] of [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name]] as const) {
+  const params = [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name], ['offline', options.offline === false ? 'false' : undefined]] as const;
+  for (const [param, value] of params) {
     if (value !== undefined) ownScript.searchParams.set(param, value);
   }
   try {
     return { registration: await navigator.serviceWorker.register(ownScript.href, { scope, updateViaCache: 'none' }), registered: true };
   } catch (e) {
-    throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`
-      + (/MIME|404|fetch/i.test(String(e)) ? ' Is the file there? `npx swbucket init <publicDir>` copies it into your app, or use the swbucket/vite plugin.' : ''));
+    if (!/MIME|404|fetch|load/i.test(String(e))) {
+      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`);
+    }
+    if (options.scriptUrl !== undefined) {
+      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} (the scriptUrl option) could not be registered: ${e instanceof Error ? e.message : e}`);
+    }
+    // A page opened cold at a deep link (/gallery/view/) looks for sw.js beside itself, where
+    // there is none: the app's is in a folder above, at its base.
+    const above = await swbucketScriptAbove(ownScript);
+    if (above.found) {
+      const parentScope = options.scope !== undefined ? scope : new URL('./', above.found).href;
+      return { registration: await navigator.serviceWorker.register(above.found.href, { scope: parentScope, updateViaCache: 'none' }), registered: true, script: above.found };
+    }
+    throw new ServiceStartError('register-failed', `swbucket's service worker was not found: not at ${above.tried.join(', ')}. `
+      + '`npx swbucket init <publicDir>` copies sw.js into your app\'s public folder (served at its base), or use the swbucket/vite plugin; '
+      + 'if it lives elsewhere, pass startService({ scriptUrl }).');
+  }
+}
+
+/**
+ * swbucket's sw.js in a folder above `script`'s (with `script`'s query), the nearest first: a file
+ * there that starts with swbucket's banner, as the package's worker does — never an app's own
+ * worker, nor the page a single-page app's server answers for any path.
+ */
+async function swbucketScriptAbove(script: URL): Promise<{ found?: URL; tried: string[] }> {
+  const tried = [script.pathname];
+  for (let dir = new URL('../', script); ; dir = new URL('../', dir)) {
+    const candidate = new URL('sw.js' + script.search, dir);
+    tried.push(candidate.pathname);
+    const head = await fetch(candidate, { cache: 'no-store' }).then(async (res) => {
+      if (!res.ok || !res.body) return '';
+      const reader = res.body.getReader();
+      const first = await reader.read();
+      void reader.cancel().catch(() => {});
+      return new TextDecoder().decode(first.value ?? new Uint8Array());
+    }, () => '');
+    if (head.startsWith(WORKER_BANNER)) return { found: candidate, tried };
+    if (dir.pathname === '/') return { tried };
   }
 }
 
@@ -295,7 +340,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       : new ServiceStartError('insecure', `Service workers need a secure origin: open this page over https:// or from http://localhost, not ${location.origin}.`);
   }
   if (options.name !== undefined) instanceNames(options.name); // a bad name fails here, not in the worker
-  const ownScript = new URL(options.scriptUrl ?? 'sw.js', document.baseURI);
+  let ownScript = new URL(options.scriptUrl ?? 'sw.js', document.baseURI);
   const scope = new URL(options.scope ?? './', ownScript).href;
 
   // Asked while the worker starts: a browser that asks the user (Firefox) must not hold up the start.
@@ -311,7 +356,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     storage.persisted = persisted;
   });
 
-  const { registration, registered } = await registrationFor(ownScript, scope, options, timeoutMs);
+  const { registration, registered, script: foundAbove } = await registrationFor(ownScript, scope, options, timeoutMs);
+  if (foundAbove) ownScript = foundAbove;
 
   if (navigator.serviceWorker.controller && (registration.installing || registration.waiting) && registered) {
     // swbucket's worker is being replaced (new options in its URL, or a new build): it takes over
@@ -385,7 +431,24 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     storage, seeded, deleteAllData: (deleteOptions) => deleteAllData(service, deleteOptions),
     mountUrl: mountUrlFor(info),
   };
+  // (An app's own worker ignores the message: it does its own caching.)
+  if (options.offline !== false) void keepShell();
   return service;
+}
+
+/** Resource entries that are the app's API calls, not its files: never kept. */
+const API_INITIATORS = new Set(['fetch', 'xmlhttprequest', 'beacon']);
+
+/**
+ * Once swbucket's worker controls the page: loads the client's lazy parts through it, then names
+ * the page and the files it loaded — most of them before the worker existed — for the worker to keep
+ * (sw/shell.ts). Best effort: the app runs the same without it, only not offline.
+ */
+async function keepShell(): Promise<void> {
+  await preloadClient().catch(() => {});
+  const files = (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+    .filter((e) => !API_INITIATORS.has(e.initiatorType)).map((e) => e.name);
+  navigator.serviceWorker.controller?.postMessage({ type: SHELL_MESSAGE, urls: [location.href, ...files] });
 }
 
 /** How long startService waits for persist() once the worker is ready. */

@@ -5,10 +5,11 @@
 import { describe, it, expect, beforeAll, afterAll, inject } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from '../browser/support/chromium.ts';
+import { startStaticServer } from '../browser/support/static-server.ts';
 import { TYPESCRIPT_VERSION, VITE_VERSION, npmInstall, run, serveApp, tempDir, writeFiles, type Served } from './support/app.ts';
 
 const APP = {
@@ -131,6 +132,8 @@ describe('a fresh Vite app, from the packed tarball', () => {
 
   it('`swbucket init public` copies the worker and the console and says what to add', () => {
     expect(initOutput).toContain('public/sw.js');
+    // The address that opens the console under a dev server too (there /swbucket/ may be the app's page).
+    expect(initOutput).toContain('The console opens at /swbucket/index.html');
     expect(initOutput).toContain('public/swbucket');
     expect(initOutput).toContain("import { startService } from 'swbucket/browser';");
     expect(readFileSync(join(dir, 'public/sw.js'), 'utf8')).toMatch(/^\/\* swbucket \d+\.\d+\.\d+/);
@@ -165,6 +168,16 @@ describe('a fresh Vite app, from the packed tarball', () => {
         expect(await mountPage.frameLocator('iframe').locator('body').textContent()).toBe('hello from a fresh app');
       });
 
+      it('a deep link opened cold starts: sw.js is found at the base, and controls the base', async () => {
+        // A new context: no worker registered yet, the page's own folder has no sw.js.
+        const { result } = await openApp(`${served.url}${base}gallery/view/`);
+        expect(result).toMatchObject({
+          ok: true,
+          service: { mount: `${base}svc/`, scope: served.url + base, script: `${served.url}${base}sw.js` },
+          text: 'hello from a fresh app',
+        });
+      });
+
       it(`${base}swbucket/ shows the app's bucket, using the app's worker`, async () => {
         const { page } = await openApp(served.url + base);
         expect(await consoleShows(page, `${served.url}${base}swbucket/`, 'fresh-app')).toEqual({
@@ -175,6 +188,38 @@ describe('a fresh Vite app, from the packed tarball', () => {
       });
     });
   }
+
+  it('swbucket/bundle: a plain page, no bundler and no import map, starts the service and stores a picked File', async () => {
+    const installed = join(dir, 'node_modules', 'swbucket');
+    const bundle = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')).exports['./bundle'].default as string;
+    const plain = join(dir, 'plain');
+    mkdirSync(plain, { recursive: true });
+    copyFileSync(join(installed, bundle), join(plain, 'swbucket.js'));
+    copyFileSync(join(installed, 'dist', 'sw.js'), join(plain, 'sw.js'));
+    writeFileSync(join(plain, 'index.html'), `<!doctype html><meta charset="utf-8"><pre id="out">…</pre>
+<script type="module">
+  import { startService, createClient } from './swbucket.js';
+  const out = document.getElementById('out');
+  try {
+    await startService();
+    const s3 = createClient({ accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
+    await s3.ensureBucket('plain-page');
+    const file = new File(['hello from a plain page'], 'hello.txt', { type: 'text/plain' });
+    await s3.putObject('plain-page', file.name, file);
+    const got = await s3.getObject('plain-page', 'hello.txt');
+    out.textContent = JSON.stringify({ ok: true, text: await got.response.text(), type: got.contentType });
+  } catch (e) {
+    out.textContent = JSON.stringify({ ok: false, error: String(e) });
+  }
+</script>`);
+    const server = await startStaticServer(plain);
+    try {
+      const { result } = await openApp(server.url + '/');
+      expect(result).toEqual({ ok: true, text: 'hello from a plain page', type: 'text/plain' });
+    } finally {
+      await server.close();
+    }
+  });
 
   it('an app that imports only swbucket/client ships no service code, and a small first load', async () => {
     await run(dir, 'node', ['node_modules/vite/bin/vite.js', 'build', '--config', 'vite.client-only.config.js', '--logLevel', 'warn']);
