@@ -7,8 +7,10 @@
 // network error on the bucket host, now and then no answer at all in WebKit; a write cut off
 // anywhere between its first byte and its commit). So the two builds agree between themselves:
 // the new one, once installed, asks the old one to say when it is idle and only then skips
-// waiting. docs/browser.md ("Take control, and the hard reload") says what is left: a request
-// that reaches the old worker in the few milliseconds between its "idle" and the swap.
+// waiting. A request to the service's hosts that reaches the old worker after it said so, in the
+// milliseconds before the swap, gets a network error at once (swbucket/client sends it again to
+// the new build) rather than an answer cut off, which WebKit sometimes leaves hanging for ever.
+// docs/browser.md, "A new build takes over only when the old one is idle".
 
 /** What a new build posts, with a MessagePort, to the active worker it is about to replace. */
 export const HANDOVER_MESSAGE = 'swbucket:handover';
@@ -17,6 +19,8 @@ export const HANDOVER_MESSAGE = 'swbucket:handover';
 const ANSWER_MS = 1_000;
 /** How long it waits for the old one to be idle: traffic that never pauses does not hold an update back for ever. */
 const IDLE_MS = 10_000;
+/** How long a worker that said it was idle refuses new requests, waiting to be replaced (the swap takes milliseconds). */
+const HANDED_OVER_MS = 3_000;
 
 /** What the old worker answers on the port: at once, then again when nothing is in flight. */
 type HandoverReply = { type: 'busy'; inFlight: number } | { type: 'idle'; at: number };
@@ -51,6 +55,7 @@ const now = () => performance.timeOrigin + performance.now();
  */
 export function createInFlight() {
   let count = 0;
+  let handedOverUntil = 0;
   let waiting: (() => void)[] = [];
   const done = () => {
     if (--count > 0) return;
@@ -69,6 +74,16 @@ export function createInFlight() {
     },
     idle(): Promise<void> {
       return count === 0 ? Promise.resolve() : new Promise((resolve) => waiting.push(resolve));
+    },
+    /**
+     * True from the moment this worker told a new build it was idle until the swap ends it (or, should
+     * the swap not come, for HANDED_OVER_MS): a request reaching it now would be cut off mid-answer.
+     */
+    get handedOver() {
+      return Date.now() < handedOverUntil;
+    },
+    handOver() {
+      handedOverUntil = Date.now() + HANDED_OVER_MS;
     },
   };
 }
@@ -91,7 +106,10 @@ export function installTakeover(self: ServiceWorkerGlobalScope, inFlight: Return
     if (!port) return;
     if (event.data === HANDOVER_MESSAGE) {
       port.postMessage({ type: 'busy', inFlight: inFlight.count } satisfies HandoverReply);
-      event.waitUntil(inFlight.idle().then(() => port.postMessage({ type: 'idle', at: now() } satisfies HandoverReply)));
+      event.waitUntil(inFlight.idle().then(() => {
+        inFlight.handOver();
+        port.postMessage({ type: 'idle', at: now() } satisfies HandoverReply);
+      }));
     } else if (event.data === TAKEOVER_QUERY) {
       port.postMessage(takeover);
     }

@@ -36,6 +36,13 @@ self.addEventListener('message', (event) => {
   if (shell && data?.type === SHELL_MESSAGE) event.waitUntil(shell.keep(data.urls));
 });
 self.addEventListener('fetch', (event) => {
-  if (swbucket.claims(event.request.url)) event.respondWith(inFlight.track(swbucket.respond(event)));
-  else if (shell?.handles(event.request)) event.respondWith(shell.respond(event.request));
+  if (!swbucket.claims(event.request.url)) {
+    if (shell?.handles(event.request)) event.respondWith(shell.respond(event.request));
+  } else if (inFlight.handedOver && new URL(event.request.url).origin !== self.location.origin) {
+    // About to be replaced (sw/takeover.ts): a network error now, not an answer cut off. The
+    // mount's GETs (this origin) are answered still: sent to the network they would get the app's page.
+    event.respondWith(Response.error());
+  } else {
+    event.respondWith(inFlight.track(swbucket.respond(event)));
+  }
 });

@@ -40,4 +40,22 @@ describe('sw/takeover: answers in flight', () => {
     answer(new Response());
     expect(await settled(Promise.all(waiters))).toBe(true);
   });
+
+  it('after handing over it says so for a few seconds, then answers again should no swap come', () => {
+    let t = 1_000_000;
+    const realNow = Date.now;
+    Date.now = () => t;
+    try {
+      const inFlight = createInFlight();
+      expect(inFlight.handedOver).toBe(false);
+      inFlight.handOver();
+      expect(inFlight.handedOver).toBe(true);
+      t += 2_999;
+      expect(inFlight.handedOver).toBe(true);
+      t += 1;
+      expect(inFlight.handedOver).toBe(false);
+    } finally {
+      Date.now = realNow;
+    }
+  });
 });
