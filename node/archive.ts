@@ -1,8 +1,8 @@
 // Archives from Node: export a service's data to a tar file, import one, seed an empty server.
 // All of it through swbucket/client over HTTP, so it works against any running swbucket server;
 // the file is streamed both ways (fs.openAsBlob reads it from disk as it is sent).
-import { createWriteStream, openAsBlob } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { createClient } from '../src/client/client.ts';
 import { isEmptyStore } from '../src/client/store-state.ts';
@@ -59,7 +59,19 @@ export async function exportToFile(
 }
 
 export async function importFromFile(c: Connection, file: string, o: Omit<ImportOptions, 'signal'> = {}): Promise<ImportResult> {
-  return rootClient(c).importArchive(await openAsBlob(file), o);
+  return rootClient(c).importArchive(await archiveBlob(file), o);
+}
+
+/**
+ * The archive at `file` as a Blob: a regular file read as it is sent; a pipe or a device
+ * (`/dev/stdin`, `-` for standard input) read whole first, since it has no size to give and
+ * openAsBlob would see it as empty.
+ */
+async function archiveBlob(file: string): Promise<Blob> {
+  if (file !== '-' && (await stat(file)).isFile()) return openAsBlob(file);
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of file === '-' ? process.stdin : createReadStream(file)) chunks.push(chunk as Uint8Array);
+  return new Blob(chunks as BlobPart[]);
 }
 
 /**
@@ -69,5 +81,5 @@ export async function importFromFile(c: Connection, file: string, o: Omit<Import
 export async function seedIfEmpty(c: Connection, file: string): Promise<ImportResult | null> {
   const client = rootClient(c);
   if (!(await isEmptyStore(client))) return null;
-  return client.importArchive(await openAsBlob(file), { conflict: 'skip' });
+  return client.importArchive(await archiveBlob(file), { conflict: 'skip' });
 }

@@ -27,6 +27,7 @@ const USAGE = {
   import: `  swbucket import FILE [--conflict fail|skip|overwrite] [--endpoint URL]
       Put an archive's buckets, objects (and accounts) back into a running server. Where an object
       or account exists already: fail (the default; nothing is imported), skip it, or overwrite it.
+      FILE - (or /dev/stdin) reads standard input, whole, before sending it.
   Both sign as root (svcadmin) unless SWBUCKET_ACCESS_KEY_ID and SWBUCKET_SECRET_ACCESS_KEY say
   otherwise; --endpoint defaults to http://127.0.0.1:9000 (or SWBUCKET_ENDPOINT).`,
 };
@@ -184,7 +185,7 @@ async function runImport(args: string[]): Promise<void> {
   if (!file || extra.length > 0) fail(`import takes one archive file\n\nUsage:\n${USAGE.import}`);
   const conflict = values.conflict ?? 'fail';
   if (conflict !== 'fail' && conflict !== 'skip' && conflict !== 'overwrite') fail(`--conflict must be fail, skip or overwrite, not "${conflict}"`);
-  if (!existsSync(file)) fail(`no such file: ${file}`, 1);
+  if (file !== '-' && !existsSync(file)) fail(`no such file: ${file}`, 1);
   const c = connection(values.endpoint);
   try {
     const r = await importFromFile(c, file, { conflict });

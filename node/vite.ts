@@ -5,11 +5,11 @@
  *
  * @module swbucket/vite
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'vite';
-import { packageFiles } from './files.ts';
+import { WORKER_BANNER, packageFiles } from './files.ts';
 
 /** Options of the {@link swbucket} Vite plugin. */
 export interface SwbucketPluginOptions {
@@ -62,6 +62,16 @@ export function swbucket(options: SwbucketPluginOptions = {}): Plugin {
     name: 'swbucket',
     configResolved(config) {
       base = config.base.endsWith('/') ? config.base : config.base + '/';
+      // An app's own sw.js in its public folder would be served and shipped over by ours, silently.
+      const own = config.publicDir ? join(config.publicDir, 'sw.js') : null;
+      if (served.has('sw.js') && own && existsSync(own)) {
+        if (!readFileSync(own, 'utf8').startsWith(WORKER_BANNER)) {
+          throw new Error(`swbucket/vite: ${own} is your app's own service worker, and the plugin would serve and ship swbucket's sw.js over it. `
+            + 'Keep yours and compose swbucket into it (swbucket/sw: README, "An app with its own service worker") with swbucket({ worker: false }), '
+            + 'or move yours elsewhere.');
+        }
+        config.logger.warn(`swbucket/vite: ${own} is a copy from \`swbucket init\`; the plugin serves the installed package's sw.js instead. Delete the copy.`);
+      }
     },
     configureServer(server) {
       server.middlewares.use((req, res, next) => {

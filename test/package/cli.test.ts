@@ -266,6 +266,12 @@ describe('swbucket export / import / serve --seed', () => {
     expect(again.stderr).toContain('Nothing was imported');
     const skipped = await swbucket('import', 'backup.tar', '--endpoint', b.url, '--conflict', 'skip');
     expect(skipped.stdout).toContain('skipped 2 that existed');
+    // From a pipe: standard input, as `-` and as /dev/stdin (a file of no size until read).
+    const c = await serve();
+    const piped = await run(dir, 'sh', ['-c', `cat backup.tar | npx swbucket import - --endpoint ${c.url}`]);
+    expect(piped).toContain('imported 2 objects');
+    const devStdin = await run(dir, 'sh', ['-c', `cat backup.tar | npx swbucket import /dev/stdin --endpoint ${c.url} --conflict overwrite`]);
+    expect(devStdin).toContain('imported 2 objects');
     // What B serves is what A stored.
     writeFileSync(join(dir, 'read.mjs'), `
 import { createClient } from 'swbucket/client';
@@ -360,6 +366,12 @@ describe('swbucket/vite under the sub-path /demo/', () => {
         ok: true, scope: `${served.url}/demo/`, mount: '/demo/svc/', script: `${served.url}/demo/sw.js`,
       });
     });
+
+    it('a deep link opened cold starts too: sw.js is found at the base', async () => {
+      expect(await startedIn(`${served.url}/demo/gallery/view/`)).toEqual({
+        ok: true, scope: `${served.url}/demo/`, mount: '/demo/svc/', script: `${served.url}/demo/sw.js`,
+      });
+    });
   });
 
   describe('vite dev --base /demo/', () => {
@@ -388,5 +400,19 @@ describe('swbucket/vite under the sub-path /demo/', () => {
         ok: true, scope: `${served.url}/demo/`, mount: '/demo/svc/', script: `${served.url}/demo/sw.js`,
       });
     });
+  });
+
+  it("refuses to build over an app's own public/sw.js, saying what to do; a copy from init only gets a warning", async () => {
+    writeFiles(dir, { 'public/sw.js': OWN_WORKER });
+    try {
+      const refused = await run(dir, 'node', ['node_modules/vite/bin/vite.js', 'build', '--outDir', 'dist-refused', '--logLevel', 'warn']).then(() => 'built', (e: Error) => e.message);
+      expect(refused).toMatch(/public\/sw\.js is your app's own service worker.*swbucket\(\{ worker: false \}\)/s);
+      expect(existsSync(join(dir, 'dist-refused/sw.js'))).toBe(false);
+      writeFiles(dir, { 'public/sw.js': shippedWorker });
+      const warned = await run(dir, 'node', ['node_modules/vite/bin/vite.js', 'build', '--outDir', 'dist-warned', '--logLevel', 'warn']);
+      expect(warned).toMatch(/public\/sw\.js is a copy from `swbucket init`/);
+    } finally {
+      rmSync(join(dir, 'public/sw.js'), { force: true });
+    }
   });
 });
