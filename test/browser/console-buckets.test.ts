@@ -5,7 +5,7 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { Page } from 'playwright-core';
 import { sendSteps } from './support/page.ts';
-import { expectNotice, nav, useConsolePage, withClient } from './console-helpers.ts';
+import { dialogs, expectNotice, nav, useConsolePage, withClient } from './console-helpers.ts';
 
 const consolePage = useConsolePage();
 let page: Page;
@@ -93,15 +93,46 @@ describe('buckets', () => {
     expect(await bucketNames()).toEqual(['photos']);
   });
 
-  it('switches the access between private and public-read', async () => {
+  it('switches the access between private and public-read, asking before it makes a bucket public', async () => {
     await bucketRow('photos').getByTestId('bucket-acl').selectOption('private');
     await expectNotice(page, 'photos is now private.');
     await expect.poll(() => bucketRow('photos').locator('.badge.public').count()).toBe(0);
+    expect((await held())[0]!.acl).toBe('private');
+    // Making it public asks first; declined, nothing changes.
+    const before = dialogs.seen.length;
+    dialogs.accept = false;
+    try {
+      await bucketRow('photos').getByTestId('bucket-acl').selectOption('public-read');
+      await expect.poll(() => dialogs.seen.slice(before)).toEqual(['Make photos public-read? Anyone with a link can then read every object in it, without signing.']);
+    } finally {
+      dialogs.accept = true;
+    }
+    await expect.poll(() => bucketRow('photos').getByTestId('bucket-acl').inputValue()).toBe('private');
     expect((await held())[0]!.acl).toBe('private');
     await bucketRow('photos').getByTestId('bucket-acl').selectOption('public-read');
     await expectNotice(page, 'photos is now public-read.');
     await expect.poll(() => bucketRow('photos').locator('.badge.public').count()).toBe(1);
     expect((await held())[0]!.acl).toBe('public-read');
+  });
+
+  it("shows each bucket's object count and size", async () => {
+    await withClient(page, async (c) => {
+      await c.ensureBucket('counted');
+      await c.putObject('counted', 'a.bin', new Uint8Array(1000));
+      await c.putObject('counted', 'b/c.bin', new Uint8Array(2048));
+      await c.putObject('counted', 'b/d.bin', new Uint8Array(1024 * 1024));
+      await c.ensureBucket('empty-one');
+    }, null);
+    await page.getByTestId('refresh-buckets').click();
+    await expect.poll(() => bucketRow('counted').getByTestId('bucket-stats').textContent()).toBe('3 · 1.0 MiB');
+    await expect.poll(() => bucketRow('empty-one').getByTestId('bucket-stats').textContent()).toBe('0 · 0 B');
+    await withClient(page, async (c) => {
+      await c.deleteObjects('counted', ['a.bin', 'b/c.bin', 'b/d.bin']);
+      await c.deleteBucket('counted');
+      await c.deleteBucket('empty-one');
+    }, null);
+    await page.getByTestId('refresh-buckets').click();
+    await expect.poll(() => page.locator('[data-testid=bucket-row][data-bucket=counted]').count()).toBe(0);
   });
 
   it('turns versioning on, then suspends it', async () => {

@@ -28,12 +28,21 @@ export interface Console {
   page: Page;
 }
 
-/** The console at 1280×800, confirm() dialogs accepted, signed in as root, showing the buckets view. */
+/**
+ * How the console's confirm() and prompt() dialogs are answered: accepted (a prompt with `answer`)
+ * unless a test sets `accept` false for a moment; every message is kept in `seen`.
+ */
+export const dialogs = { accept: true, seen: [] as string[], /** What a prompt() is answered with. */ answer: '' };
+
+/** The console at 1280×800, confirm() dialogs answered as `dialogs` says, signed in as root, showing the buckets view. */
 export async function openConsole(browser: Browser, baseURL: string): Promise<Console> {
   const { context, page } = await openServicePage(browser, baseURL);
   page.setDefaultTimeout(15_000);
   await page.setViewportSize({ width: 1280, height: 800 });
-  page.on('dialog', (d) => void d.accept());
+  page.on('dialog', (d) => {
+    dialogs.seen.push(d.message());
+    void (dialogs.accept ? d.accept(d.type() === 'prompt' ? dialogs.answer : undefined) : d.dismiss());
+  });
   await signedInAsRoot(page);
   return { context, page };
 }

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { makeMp4, makePng } from './support/media.ts';
 import {
-  b64, expectNotice, makeWav, MiB, nav, openBucket, row, shownKeys, startSampling, stopSampling, storedLog, useConsolePage,
+  b64, dialogs, expectNotice, makeWav, MiB, nav, openBucket, row, shownKeys, startSampling, stopSampling, storedLog, useConsolePage,
   visit, withClient,
 } from './console-helpers.ts';
 
@@ -357,9 +357,15 @@ describe('one object', () => {
     expect(await details().getByTestId('detail-size').textContent()).toBe(`${head.size} B (${head.size} bytes)`);
     expect(await details().getByTestId('detail-etag').textContent()).toBe(head.etag);
     expect(head.etag).toBe(md5('second, final draft'));
-    // Every response header of a HEAD, name and value.
-    const shown = await details().getByTestId('detail-headers').locator('tr').evaluateAll((rows) =>
-      rows.map((r) => [r.querySelector('th')!.textContent!, r.querySelector('td')!.textContent!]));
+    // Every response header of a HEAD, name and value: the object's own first, the service's behind a closed disclosure.
+    const rowsOf = (testId: string) => details().getByTestId(testId).locator('tr').evaluateAll((rows) =>
+      rows.map((r) => [r.querySelector('th')!.textContent!, r.querySelector('td')!.textContent!] as [string, string]));
+    const own = await rowsOf('detail-headers');
+    const service = await rowsOf('detail-service-headers');
+    expect(own.map(([n]) => n).sort()).toEqual(['cache-control', 'content-disposition', 'content-length', 'content-type', 'etag', 'last-modified', 'x-svc-meta-author', 'x-svc-version-id']);
+    expect(service.map(([n]) => n)).toEqual(expect.arrayContaining(['x-svc-request-id', 'content-security-policy', 'access-control-expose-headers']));
+    expect(await details().locator('details.more-headers').evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    const shown = [...own, ...service];
     // (Each HEAD has its own request id and date.)
     const stable = (h: [string, string][]) => new Map(h.filter(([n]) => n !== 'x-svc-request-id' && n !== 'date'));
     expect(stable(shown as [string, string][])).toEqual(stable(head.headers));
@@ -375,6 +381,60 @@ describe('one object', () => {
     expect(versions.find((v) => v.includes('(current)'))).toContain(String(head.versionId));
     await details().getByRole('button', { name: 'Close details' }).click();
     expect(await details().count()).toBe(0);
+
+    // An object of a bucket never versioned has no history to list (not a lone "null (current)").
+    await withClient(page, async (c) => {
+      await c.ensureBucket('plain');
+      await c.putObject('plain', 'once.txt', 'just once', { contentType: 'text/plain' });
+    }, null);
+    await openBucket(page, 'plain');
+    await openDetails('once.txt');
+    await expect.poll(() => details().getByTestId('detail-etag').count()).toBe(1);
+    expect(await details().getByTestId('detail-versions').count()).toBe(0);
+    expect(await details().textContent()).not.toContain('null');
+  });
+
+  it('creates a folder: an empty marker object, shown as the folder and not inside it', async () => {
+    await openBucket(page, 'work');
+    dialogs.answer = 'drafts';
+    try {
+      await page.getByTestId('new-folder').click();
+    } finally {
+      dialogs.answer = '';
+    }
+    await expectNotice(page, 'Folder drafts/ created.');
+    await expect.poll(async () => (await page.getByTestId('folder-row').allTextContents()).map((t) => t.trim())).toContain('drafts/');
+    const marker = await withClient(page, async (c) => {
+      const h = await c.headObject('work', 'drafts/');
+      return { size: h.size };
+    }, null);
+    expect(marker).toEqual({ size: 0 });
+    await page.getByTestId('folder-row').filter({ hasText: 'drafts/' }).getByRole('link').click();
+    await expect.poll(() => page.locator('[data-testid=object-row]').count()).toBe(0);
+    expect(await page.locator('[data-testid=object-row][data-key="drafts/"]').count()).toBe(0);
+    await withClient(page, async (c) => c.deleteObject('work', 'drafts/'), null);
+  });
+
+  it('shares a presigned link on the mount, valid for the chosen time, that reads the object unsigned', async () => {
+    await openBucket(page, 'work');
+    await openDetails('hello.txt');
+    await details().getByTestId('share-expiry').selectOption({ label: '1 day' });
+    const before = Math.floor(Date.now() / 1000);
+    await details().getByTestId('share-link').click();
+    await expect.poll(() => details().getByTestId('share-url').count()).toBe(1);
+    const link = new URL(await details().getByTestId('share-url').inputValue());
+    expect(link.origin).toBe(new URL(page.url()).origin);
+    expect(link.pathname).toBe('/svc/work/hello.txt');
+    const lifetime = Number(link.searchParams.get('Expires')) - before;
+    expect(lifetime).toBeGreaterThanOrEqual(86_400 - 5);
+    expect(lifetime).toBeLessThanOrEqual(86_400 + 60);
+    await expect.poll(() => details().getByTestId('share-result').textContent()).toMatch(/can read hello\.txt until/);
+    const want = await withClient(page, async (c) => (await c.getObject('work', 'hello.txt')).response.text(), null);
+    const got = await page.evaluate(async (url) => {
+      const r = await fetch(url, { credentials: 'omit' });
+      return { status: r.status, text: await r.text() };
+    }, link.href);
+    expect(got).toEqual({ status: 200, text: want });
   });
 
   it('edits the metadata (PUT Object Meta)', async () => {

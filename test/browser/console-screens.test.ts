@@ -208,8 +208,14 @@ describe('every view', () => {
     expect(held).toEqual(['backups', 'documents', 'photos']);
   });
 
-  it('at 400 px: every view fits the width (no page-level horizontal scroll), saved as screenshots', async () => {
-    await page.setViewportSize({ width: 400, height: 800 });
+  it('at 390 px: every tab is in sight; every view fits the width (no page-level horizontal scroll), saved as screenshots', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    const tabs = await page.locator('nav[aria-label="Views"] a').evaluateAll((links) => links.map((a) => {
+      const r = a.getBoundingClientRect();
+      return { tab: a.textContent, inSight: r.left >= 0 && r.right <= window.innerWidth && r.width > 0 };
+    }));
+    expect(tabs.length).toBeGreaterThanOrEqual(6);
+    expect(tabs.filter((t) => !t.inSight)).toEqual([]);
     for (const view of VIEWS) {
       await show(view);
       await expectNoHorizontalScroll(page, view);
@@ -222,7 +228,7 @@ describe('every view', () => {
     await expectNoHorizontalScroll(page, 'log details');
     const box = await page.getByTestId('log-details').boundingBox();
     expect(box!.x).toBeGreaterThanOrEqual(0);
-    expect(box!.x + box!.width).toBeLessThanOrEqual(400);
+    expect(box!.x + box!.width).toBeLessThanOrEqual(390);
     await page.keyboard.press('Escape');
     await page.setViewportSize({ width: 1280, height: 800 });
   });
