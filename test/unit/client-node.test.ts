@@ -14,6 +14,19 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** A root client whose requests are recorded as they leave (their URLs). */
+function recordingClient() {
+  const sent: string[] = [];
+  const s3 = createClient({
+    endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret',
+    fetch: (input, init) => {
+      sent.push(String(input));
+      return fetch(input, init);
+    },
+  });
+  return { s3, sent };
+}
+
 describe('swbucket/client in Node, against swbucket serve', () => {
   it('creates, writes with Content-MD5, reads, lists, presigns and deletes over path-style URLs', async () => {
     const s3 = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
@@ -76,19 +89,13 @@ describe('swbucket/client in Node, against swbucket serve', () => {
   });
 
   it('a body that is not bytes or text is refused before anything is sent, saying what to pass', async () => {
-    const sent: string[] = [];
-    const s3 = createClient({
-      endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret',
-      fetch: (input, init) => {
-        sent.push(String(input));
-        return fetch(input, init);
-      },
-    });
+    const { s3, sent } = recordingClient();
     for (const body of [{ a: 1 }, 42, null, new Map()]) {
       await expect(s3.putObject('typed-blobs', 'x.json', body as unknown as string)).rejects.toThrow(/a body must be a Blob, File, ArrayBuffer, typed array or string.*JSON\.stringify/);
     }
     expect(sent).toEqual([]);
   });
+
   it('ensureBucket creates once and then says it exists; another account\'s bucket of that name stays an error', async () => {
     const root = createClient({ endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
     expect(await root.ensureBucket('ensured', { acl: 'public-read' })).toEqual({ created: true });
@@ -103,14 +110,7 @@ describe('swbucket/client in Node, against swbucket serve', () => {
   });
 
   it('a bucket name the service would refuse is refused before sending, with the rule (and the lower-case name to try)', async () => {
-    const sent: string[] = [];
-    const s3 = createClient({
-      endpoint: server.url, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret',
-      fetch: (input, init) => {
-        sent.push(String(input));
-        return fetch(input, init);
-      },
-    });
+    const { s3, sent } = recordingClient();
     await expect(s3.createBucket('MyPhotos')).rejects.toMatchObject({
       code: 'InvalidBucketName',
       message: expect.stringMatching(/"MyPhotos" is not valid: bucket names are 3–63 characters of a-z, 0-9 and -.*try "myphotos"/),
