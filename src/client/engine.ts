@@ -47,6 +47,11 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
   const container = globalThis.navigator?.serviceWorker;
   if (!container || !before || !(error instanceof TypeError)) return false;
   if (container.controller !== before) return true;
+  return controllerChange(container, TAKEOVER_MS);
+}
+
+/** True when the page's controller changes within `ms`, false when it does not. */
+function controllerChange(container: ServiceWorkerContainer, ms: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const changed = () => {
       clearTimeout(timer);
@@ -55,7 +60,7 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
     const timer = setTimeout(() => {
       container.removeEventListener('controllerchange', changed);
       resolve(false);
-    }, TAKEOVER_MS);
+    }, ms);
     container.addEventListener('controllerchange', changed, { once: true });
   });
 }
@@ -74,18 +79,7 @@ export async function controlledFor(endpoint: URL): Promise<void> {
   const container = globalThis.navigator?.serviceWorker;
   if (!container || container.controller || typeof window === 'undefined') return;
   if (!endpoint.hostname.endsWith('.localhost') || endpoint.port !== '') return;
-  const controlled = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => {
-      container.removeEventListener('controllerchange', changed);
-      resolve(Boolean(container.controller));
-    }, CONTROL_MS);
-    const changed = () => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    container.addEventListener('controllerchange', changed, { once: true });
-  });
-  if (controlled) return;
+  if ((await controllerChange(container, CONTROL_MS)) || container.controller) return;
   throw new Error(`swbucket: no service worker controls this page, so a request to ${endpoint.origin} would leave the browser. `
     + 'Call startService() (from swbucket or swbucket/browser) and wait for it before the first request: `const service = await startService()`.');
 }

@@ -33,7 +33,8 @@ export async function errorFrom(res: Response, method = 'GET'): Promise<SvcClien
   const [statusCode, statusMessage] = OF_STATUS[res.status] ?? [`HTTP${res.status}`, `${res.status} ${res.statusText}`.trim()];
   const code = field('Code') ?? statusCode;
   const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  const message = field('Message') !== undefined ? unescape(field('Message')!)
+  const said = field('Message');
+  const message = said !== undefined ? unescape(said)
     : method === 'HEAD' ? `${statusMessage} (A HEAD answer has no body, so the service's own message is not shown: the same request as a GET shows it.)`
     : statusMessage;
   return new SvcClientError(code, res.status, message, requestId, field('Resource') ?? null);
