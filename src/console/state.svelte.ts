@@ -169,3 +169,16 @@ export async function downloadObject(bucket: string, key: string): Promise<void>
   a.click();
   a.remove();
 }
+
+/** Saves a Blob made in the page as a file named `name` (the browser's download). */
+export function saveBlob(blob: Blob, name: string): void {
+  const a = document.createElement('a');
+  const url = URL.createObjectURL(blob);
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // The download holds the Blob once it started; the page's URL need not outlive that.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

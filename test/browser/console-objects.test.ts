@@ -1,12 +1,13 @@
 // The console's object browser in real Chromium, clicked through as a user does: prefix folders,
 // paging, sort, search; uploads by the file picker and by drag-and-drop with their progress bars
-// (a 20 MiB multipart upload to 100 %, a 48 MiB one aborted half-way); download; delete one and
+// (a 20 MiB multipart upload to 100 %, a 48 MiB one aborted half-way); download one, or several as a tar; a grid of thumbnails; delete one and
 // many; copy, move/rename; the metadata editor; object details; previews of every kind.
 // The root client in the page only seeds data and checks what the service holds afterwards.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { unpackTar } from 'modern-tar';
 import { makeMp4, makePng } from './support/media.ts';
 import {
   b64, dialogs, expectNotice, makeWav, MiB, nav, openBucket, row, shownKeys, startSampling, stopSampling, storedLog, useConsolePage,
@@ -506,6 +507,88 @@ describe('one object', () => {
     await expect.poll(() => shownKeys(page)).toEqual(['notes.txt']);
     expect(await details().count()).toBe(0);
     expect(await serviceKeys('work')).toEqual(['greetings/hello.txt', 'notes.txt']);
+  });
+});
+
+describe('grid, and several objects at once', () => {
+  const png = makePng(3, 2, (x, y) => [x * 120, y * 255, 64]);
+  const long = `${'長い名前'.repeat(30)}.txt`; // 120 characters, 360 bytes: a PAX name in the tar
+
+  beforeAll(async () => {
+    await withClient(page, async (c, { png, long }) => {
+      await c.createBucket('gallery');
+      const bytes = Uint8Array.from(atob(png), (ch) => ch.charCodeAt(0));
+      await c.putObject('gallery', 'pixel.png', bytes, { contentType: 'image/png' });
+      await c.putObject('gallery', 'readme.txt', 'read me\n', { contentType: 'text/plain' });
+      await c.putObject('gallery', long, 'long', { contentType: 'text/plain' });
+      await c.putObject('gallery', 'trips/rome.txt', 'Rome', { contentType: 'text/plain' });
+      await c.putObject('gallery', 'trips/paris.bin', new Uint8Array(1500).map((_, i) => i & 255));
+    }, { png: b64(png), long });
+  });
+  afterAll(async () => {
+    await page.evaluate(() => localStorage.removeItem('swbucket-console-layout'));
+  });
+
+  const tile = (key: string) => page.locator(`[data-testid=object-tile][data-key="${key}"]`);
+
+  it('shows a grid: folders, a thumbnail of each image read through the worker, the extension of the rest', async () => {
+    await openBucket(page, 'gallery');
+    await page.getByTestId('layout-grid').click();
+    expect(await page.getByTestId('layout-grid').getAttribute('aria-pressed')).toBe('true');
+    expect(await page.getByTestId('objects-table').count()).toBe(0);
+    expect(await page.getByTestId('folder-tile').allTextContents()).toEqual([expect.stringContaining('trips/')]);
+    expect(await page.getByTestId('object-tile').evaluateAll((t) => t.map((e) => e.getAttribute('data-key')))).toEqual(['pixel.png', 'readme.txt', long]);
+    const thumb = tile('pixel.png').getByTestId('thumbnail');
+    await expect.poll(() => thumb.evaluate((i: HTMLImageElement) => (i.complete && i.currentSrc !== '' ? [i.naturalWidth, i.naturalHeight] : null)))
+      .toEqual([3, 2]);
+    expect(await tile('readme.txt').getByTestId('file-glyph').textContent()).toBe('TXT');
+    expect(await tile('readme.txt').getByTestId('thumbnail').count()).toBe(0);
+
+    // A tile opens the object's details; a folder tile opens the folder, still as a grid.
+    await tile('readme.txt').getByRole('button', { name: 'readme.txt' }).click();
+    await expect.poll(() => page.getByTestId('object-details').locator('h3').textContent()).toBe('readme.txt');
+    await page.getByTestId('folder-tile').getByRole('link').click();
+    await expect.poll(() => page.getByTestId('object-tile').evaluateAll((t) => t.map((e) => e.getAttribute('data-key'))))
+      .toEqual(['trips/paris.bin', 'trips/rome.txt']);
+
+    // The choice is this browser's, kept across a reload.
+    await page.reload();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=object-tile]').length === 2, null, { timeout: 20_000 });
+    await page.getByTestId('layout-list').click();
+    await expect.poll(() => shownKeys(page)).toEqual(['trips/paris.bin', 'trips/rome.txt']);
+  });
+
+  /** Clicks "Download selected" and reads the tar it saves: name, and each entry's name and bytes. */
+  async function downloadSelected(): Promise<{ file: string; entries: [string, string][] }> {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-selected').click()]);
+    expect(await download.failure()).toBeNull();
+    const entries = await unpackTar(await readFile(await download.path()));
+    return { file: download.suggestedFilename(), entries: entries.map((e) => [e.header.name, Buffer.from(e.data!).toString('hex')]) };
+  }
+  const hex = (s: string | Uint8Array) => Buffer.from(s).toString('hex');
+
+  it('downloads the selected objects as one tar named after the folder, each under its name in it', async () => {
+    await openBucket(page, 'gallery');
+    const button = page.getByTestId('download-selected');
+    expect(await button.isDisabled()).toBe(true);
+    await page.getByTestId('select-all').check();
+    expect(await button.textContent()).toContain('Download selected (3)');
+    const all = await downloadSelected();
+    expect(all.file).toBe('gallery.tar');
+    expect(all.entries).toEqual([['pixel.png', hex(png)], ['readme.txt', hex('read me\n')], [long, hex('long')]]);
+
+    // Inside a folder the names are the folder's; one object selected downloads as itself.
+    await page.getByRole('link', { name: 'trips/' }).click();
+    await expect.poll(() => shownKeys(page)).toEqual(['trips/paris.bin', 'trips/rome.txt']);
+    await page.getByTestId('select-all').check();
+    const folder = await downloadSelected();
+    expect(folder.file).toBe('gallery-trips.tar');
+    expect(folder.entries).toEqual([['paris.bin', hex(new Uint8Array(1500).map((_, i) => i & 255))], ['rome.txt', hex('Rome')]]);
+    await page.getByTestId('select-all').uncheck();
+    await page.getByRole('checkbox', { name: 'Select trips/rome.txt' }).check();
+    const [one] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-selected').click()]);
+    expect(one.suggestedFilename()).toBe('rome.txt');
+    expect(await readFile(await one.path(), 'utf8')).toBe('Rome');
   });
 });
 

@@ -63,7 +63,7 @@ async function seed(): Promise<void> {
   }, { cover: photo(320, 200, [255, 180, 120]), beach: photo(160, 100, [90, 200, 255]), sunset: photo(160, 100, [255, 120, 60]), mp4: b64(makeMp4({ seconds: 2 }).mp4) });
 }
 
-type View = 'buckets' | 'objects' | 'uploads' | 'accounts' | 'log' | 'playground' | 'settings';
+type View = 'buckets' | 'objects' | 'grid' | 'uploads' | 'accounts' | 'log' | 'playground' | 'settings';
 
 /** Brings a view up with its data on screen (as a user would get there), ready for a picture. */
 async function show(view: View): Promise<void> {
@@ -76,12 +76,21 @@ async function show(view: View): Promise<void> {
       break;
     case 'objects':
       await openBucket(page, 'photos');
+      await page.getByTestId('layout-list').click();
       await expect.poll(() => page.getByTestId('object-row').count()).toBe(4);
       if (await page.getByTestId('object-details').count() === 0) {
         await row(page, 'cover.png').getByRole('button', { name: 'cover.png' }).click();
       }
       await page.waitForFunction(() => ((document.querySelector('[data-testid=preview-image]') as HTMLImageElement | null)?.naturalWidth ?? 0) > 0);
       await expect.poll(() => page.getByTestId('detail-versions').locator('li').count()).toBe(2);
+      break;
+    case 'grid':
+      await openBucket(page, 'photos');
+      await page.getByTestId('layout-grid').click();
+      await expect.poll(() => page.getByTestId('object-tile').count()).toBe(4);
+      await page.waitForFunction(() => ((document.querySelector('[data-key="cover.png"] [data-testid=thumbnail]') as HTMLImageElement | null)?.naturalWidth ?? 0) > 0);
+      // Named like an image but not one: it shows its extension once the browser gives up drawing it.
+      await expect.poll(() => page.locator('[data-key="large-panorama.png"] [data-testid=file-glyph]').textContent()).toBe('PNG');
       break;
     case 'uploads':
       await nav(page, 'Uploads');
@@ -129,7 +138,7 @@ async function show(view: View): Promise<void> {
   else await page.evaluate(() => window.scrollTo(0, 0));
 }
 
-const VIEWS: View[] = ['buckets', 'objects', 'uploads', 'accounts', 'log', 'playground', 'settings'];
+const VIEWS: View[] = ['buckets', 'objects', 'grid', 'uploads', 'accounts', 'log', 'playground', 'settings'];
 
 describe('every view', () => {
   it('shows a loading state before its data', async () => {

@@ -3,7 +3,8 @@
 // back, every stored version with its own ETag, dates, headers and versionId. Root only: an
 // archive can hold every account's secret. Neither holds the archive: an export is composed of the
 // stored Blobs or streamed one object at a time, and an import stores each object as it arrives.
-import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader } from 'modern-tar';
+import { createTarDecoder, type ParsedTarEntry, type TarHeader } from 'modern-tar';
+import { TAR_END, tarHeaderBlocks, tarOfBlobs, tarPadding } from '../../../protocol/tar.ts';
 import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { requireCaller } from '../access.ts';
@@ -121,30 +122,6 @@ function manifestText(m: Manifest): string {
 const archiveName = (now: number) =>
   `swbucket-${new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}.tar`;
 
-/**
- * The header blocks modern-tar writes for an entry (a PAX record first for a long or non-ASCII
- * name). It emits them when the entry is added, before any byte of the body: an empty chunk
- * written as the body comes out right after them and marks where they end.
- */
-async function headerBlocks(header: TarHeader): Promise<Uint8Array[]> {
-  const { readable, controller } = createTarPacker();
-  const reader = readable.getReader();
-  const end = new Uint8Array(0);
-  void controller.add({ mode: 0o644, ...header }).getWriter().write(end).catch(() => {});
-  const blocks: Uint8Array[] = [];
-  for (;;) {
-    const { value } = await reader.read();
-    if (value === undefined || value === end) break;
-    blocks.push(value);
-  }
-  await reader.cancel();
-  return blocks;
-}
-
-// What tar adds around the bodies: each is padded to whole 512-byte blocks, and two empty blocks end the archive.
-const padding = (size: number) => new Uint8Array(-size & 511);
-const END_OF_ARCHIVE = new Uint8Array(1024);
-
 interface Entry {
   header: TarHeader & { size: number };
   body(): Promise<Blob | Pieces>;
@@ -155,12 +132,9 @@ interface Entry {
  * and the browser streams it from disk. For stores whose Blobs are handles (IndexedDB).
  */
 async function composed(entries: Entry[]): Promise<Blob> {
-  const parts: BlobPart[] = [];
-  for (const e of entries) {
-    parts.push(...(await headerBlocks(e.header)) as Uint8Array<ArrayBuffer>[], await blobOf(await e.body()), padding(e.header.size));
-  }
-  parts.push(END_OF_ARCHIVE);
-  return new Blob(parts, { type: 'application/x-tar' });
+  return tarOfBlobs((async function* () {
+    for (const e of entries) yield { header: e.header, body: await blobOf(await e.body()) };
+  })());
 }
 
 /** The archive as a stream that reads one object at a time, as the reader pulls. For stores whose reads copy. */
@@ -179,12 +153,12 @@ function streamed(entries: Entry[]): ReadableStream<Uint8Array> {
       }
       const e = entries[next++];
       if (!e) {
-        controller.enqueue(END_OF_ARCHIVE);
+        controller.enqueue(TAR_END);
         return controller.close();
       }
-      for (const block of await headerBlocks(e.header)) controller.enqueue(block);
+      for (const block of await tarHeaderBlocks(e.header)) controller.enqueue(block);
       body = (await e.body()).stream().getReader();
-      pad = padding(e.header.size);
+      pad = tarPadding(e.header.size);
     },
     cancel: () => body?.cancel(),
   }, { highWaterMark: 0 });
