@@ -17,6 +17,13 @@ export interface SwbucketPluginOptions {
   worker?: boolean;
   /** Serve and emit the console at `{base}swbucket/`. Default true. */
   console?: boolean;
+  /**
+   * Name the build's files (its HTML, scripts, styles and imported assets, not `public/`) in the
+   * emitted sw.js, which keeps them for offline use as soon as a page starts the service: a part of
+   * the app not opened yet (a lazy route) works offline too. Default true; with `worker: false`
+   * there is no sw.js to name them in. Pages started with `startService({ offline: false })` keep nothing.
+   */
+  precache?: boolean;
 }
 
 const TYPES: Record<string, string> = {
@@ -29,6 +36,14 @@ function filesUnder(dir: string): string[] {
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
 }
+
+/**
+ * What the plugin appends to the sw.js it emits: the build's files (relative to sw.js), which the
+ * worker reads as `self.swbucketPrecache` (sw/worker.ts). The file's bytes change with the build's
+ * file names, so a new build installs a new worker, which keeps the new files.
+ */
+const precacheLine = (names: string[]) =>
+  `\n// Added by swbucket/vite: this build's files, kept for offline use.\nself.swbucketPrecache = ${JSON.stringify(names.sort())};\n`;
 
 /**
  * The Vite plugin: serves swbucket's worker and console in `vite dev` and emits them in `vite build`,
@@ -88,8 +103,17 @@ export function swbucket(options: SwbucketPluginOptions = {}): Plugin {
       // The build holds the files; only the folder's name without its slash needs sending on.
       server.middlewares.use((req, res, next) => (withinBase(req.url) === 'swbucket' && served.has('swbucket/index.html') ? redirect(res) : next()));
     },
-    generateBundle() {
-      for (const [fileName, file] of served) this.emitFile({ type: 'asset', fileName, source: readFileSync(file) });
+    generateBundle: {
+      // After Vite's own (its HTML pages are emitted there), so that the bundle lists every file.
+      order: 'post',
+      handler(_, bundle) {
+        for (const [fileName, file] of served) {
+          const source = fileName === 'sw.js' && options.precache !== false
+            ? readFileSync(file, 'utf8') + precacheLine(Object.keys(bundle).filter((name) => !served.has(name) && !name.endsWith('.map')))
+            : readFileSync(file);
+          this.emitFile({ type: 'asset', fileName, source });
+        }
+      },
     },
   };
 }

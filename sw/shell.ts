@@ -5,7 +5,8 @@
 // static file of the app is fetched as ever, and a copy kept; only when the network fails is the
 // copy answered. Never the app's API answers (fetch() and XHR calls), never a range, never what says
 // no-store. What the first visit loaded before the worker existed, the page names once the worker
-// controls it (startService() posts SHELL_MESSAGE with the URLs its performance entries list).
+// controls it (startService() posts SHELL_MESSAGE with the URLs its performance entries list); the
+// rest of a build made with swbucket/vite (lazy routes never opened) the plugin names in sw.js itself.
 
 export { SHELL_MESSAGE } from '../protocol/instance.ts';
 
@@ -30,8 +31,11 @@ export interface Shell {
   handles(request: Request): boolean;
   /** Network first; the kept copy when the network fails (for a page never kept: the scope's page). */
   respond(request: Request): Promise<Response>;
-  /** Fetches and keeps the URLs a page names (SHELL_MESSAGE); those outside the shell are ignored. */
-  keep(urls: unknown): Promise<void>;
+  /**
+   * Fetches and keeps what is not kept yet of the URLs a page names (SHELL_MESSAGE; at most
+   * MAX_URLS of them) and of the build's own list (`trusted`, not limited); any outside the shell are ignored.
+   */
+  keep(urls: unknown, trusted?: string[]): Promise<void>;
 }
 
 export function createShell(o: ShellOptions): Shell {
@@ -75,10 +79,10 @@ export function createShell(o: ShellOptions): Shell {
     }
   }
 
-  async function keep(urls: unknown): Promise<void> {
+  async function keep(urls: unknown, trusted: string[] = []): Promise<void> {
     if (!Array.isArray(urls)) return;
     const wanted = new Set<string>([scope.href]);
-    for (const u of urls.slice(0, MAX_URLS)) {
+    for (const u of [...urls.slice(0, MAX_URLS), ...trusted]) {
       if (typeof u !== 'string') continue;
       const url = URL.canParse(u) ? new URL(u) : null;
       if (url && (url.protocol === 'http:' || url.protocol === 'https:') && inScope(url)) wanted.add(url.href.replace(/#.*$/, ''));

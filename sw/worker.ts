@@ -9,7 +9,7 @@ import { createInFlight, installTakeover } from './takeover.ts';
 import { SHELL_MESSAGE, createShell } from './shell.ts';
 import { CLAIM_MESSAGE, DEFAULT_NAME } from '../protocol/instance.ts';
 
-declare const self: ServiceWorkerGlobalScope;
+declare const self: ServiceWorkerGlobalScope & { swbucketPrecache?: unknown };
 
 const params = new URL(self.location.href).searchParams;
 const swbucket = createFetchHandler({
@@ -27,13 +27,20 @@ const shell = params.get('offline') === 'false' ? null : createShell({
   excluded: (url) => swbucket.claims(url),
 });
 
+/** The build's files that swbucket/vite names at the end of this script (relative to it), as URLs. */
+function precached(): string[] {
+  const names = self.swbucketPrecache;
+  if (!Array.isArray(names)) return [];
+  return names.filter((n): n is string => typeof n === 'string').map((n) => new URL(n, self.location.href).href);
+}
+
 installTakeover(self, inFlight);
 // startService() asks for this when its page is not controlled (it came from the network, as
 // WebKit sends some navigations), before it falls back to a reload.
 self.addEventListener('message', (event) => {
   if (event.data === CLAIM_MESSAGE) event.waitUntil(self.clients.claim());
   const data = event.data as { type?: unknown; urls?: unknown } | null;
-  if (shell && data?.type === SHELL_MESSAGE) event.waitUntil(shell.keep(data.urls));
+  if (shell && data?.type === SHELL_MESSAGE) event.waitUntil(shell.keep(data.urls, precached()));
 });
 self.addEventListener('fetch', (event) => {
   if (!swbucket.claims(event.request.url)) {

@@ -27,7 +27,10 @@ try {
 } catch (e) {
   out.textContent = JSON.stringify({ ok: false, error: String(e) });
 }
+// A part of the app loaded only when asked for (a lazy route): its own chunk in the build.
+window.later = () => import('./later.js').then((m) => m.greeting);
 `,
+  'later.js': "export const greeting = 'loaded later';\n",
   // A Node script of the app, importing swbucket/client by its package name.
   'check.mjs': `
 import { createClient } from 'swbucket/client';
@@ -325,7 +328,8 @@ describe('swbucket/vite under the sub-path /demo/', () => {
     expect(sw.headers.get('content-type')).toMatch(/javascript/);
     const text = await sw.text();
     expect(text.startsWith('/* swbucket ')).toBe(true);
-    expect(text).toBe(shippedWorker);
+    // The build's sw.js names the build's files at its end (the plugin's precache); dev serves it as shipped.
+    if (text !== shippedWorker) expect(text.startsWith(shippedWorker) && /\nself\.swbucketPrecache = \[.*\];\n$/.test(text)).toBe(true);
 
     const page = await fetch(`${served.url}/demo/swbucket/`);
     expect(page.status).toBe(200);
@@ -367,6 +371,36 @@ describe('swbucket/vite under the sub-path /demo/', () => {
       });
     });
 
+    it("names the build's files in sw.js, and keeps them at the first visit: a chunk never loaded imports offline", async () => {
+      const sw = read('dist-demo/sw.js');
+      const names = JSON.parse(/self\.swbucketPrecache = (\[.*\]);\n$/.exec(sw)![1]!) as string[];
+      const later = names.find((n) => /^assets\/later-[\w-]+\.js$/.test(n));
+      expect(later, names.join(' ')).toBeDefined();
+      expect(names).toContain('index.html');
+      expect(names.filter((n) => n === 'sw.js' || n.startsWith('swbucket/') || n.endsWith('.map'))).toEqual([]);
+
+      // An origin of its own (nothing kept yet), stopped to be offline.
+      const own = await serveApp(dir, 'preview', ['--base', '/demo/', '--outDir', 'dist-demo']);
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        await page.goto(`${own.url}/demo/`);
+        await page.waitForFunction(() => document.getElementById('out')?.textContent !== '…', null, { timeout: 30_000 });
+        const laterUrl = `${own.url}/demo/${later!}`;
+        // The worker keeps them once the page has started the service (its SHELL_MESSAGE).
+        expect(await page.evaluate(async (url) => {
+          for (let i = 0; i < 200 && !(await caches.match(url)); i++) await new Promise((r) => setTimeout(r, 100));
+          return (await caches.match(url)) !== undefined;
+        }, laterUrl)).toBe(true);
+        await own.close();
+        expect(await page.evaluate(() => fetch(location.href).then(() => 'online', () => 'offline'))).toBe('offline');
+        expect(await page.evaluate(() => (window as unknown as { later(): Promise<string> }).later())).toBe('loaded later');
+      } finally {
+        await context.close();
+        await own.close().catch(() => {});
+      }
+    });
+
     it('a deep link opened cold starts too: sw.js is found at the base', async () => {
       expect(await startedIn(`${served.url}/demo/gallery/view/`)).toEqual({
         ok: true, scope: `${served.url}/demo/`, mount: '/demo/svc/', script: `${served.url}/demo/sw.js`,
@@ -400,6 +434,13 @@ describe('swbucket/vite under the sub-path /demo/', () => {
         ok: true, scope: `${served.url}/demo/`, mount: '/demo/svc/', script: `${served.url}/demo/sw.js`,
       });
     });
+  });
+
+  it('with precache: false, the build ships sw.js as the package has it', async () => {
+    writeFiles(dir, { 'vite.noprecache.config.js': "import { swbucket } from 'swbucket/vite';\n\nexport default { plugins: [swbucket({ precache: false })] };\n" });
+    await run(dir, 'node', ['node_modules/vite/bin/vite.js', 'build', '--config', 'vite.noprecache.config.js', '--outDir', 'dist-noprecache', '--logLevel', 'warn']);
+    expect(read('dist-noprecache/sw.js')).toBe(shippedWorker);
+    expect(read('dist-demo/sw.js')).not.toBe(shippedWorker);
   });
 
   it("refuses to build over an app's own public/sw.js, saying what to do; a copy from init only gets a warning", async () => {

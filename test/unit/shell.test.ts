@@ -141,4 +141,14 @@ describe('sw/shell: the app shell', () => {
     await s.keep('not a list');
     expect(fetched).toEqual([]);
   });
+
+  it("keeps the build's own list (swbucket/vite) with what a page names, still only inside the shell", async () => {
+    const s = shell();
+    const build = Array.from({ length: 300 }, (_, i) => `${SCOPE}assets/chunk-${i}.js`);
+    await s.keep([`${SCOPE}page.js`], [...build, 'https://cdn.example/lib.js', `${SCOPE}svc/photos/cat.png`]);
+    await settle();
+    const paths = keptPaths();
+    expect(paths.filter((p) => p.startsWith('/demo/assets/chunk-'))).toHaveLength(300);
+    expect(paths.filter((p) => !p.startsWith('/demo/assets/chunk-')).sort()).toEqual(['/demo/', '/demo/page.js']);
+  });
 });
