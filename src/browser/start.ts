@@ -269,20 +269,21 @@ async function registrationFor(
   try {
     return { registration: await navigator.serviceWorker.register(ownScript.href, { scope, updateViaCache: 'none' }), registered: true };
   } catch (e) {
-    if (!/MIME|404|fetch|load/i.test(String(e))) {
-      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} could not be registered: ${e instanceof Error ? e.message : e}`);
-    }
+    const why = e instanceof Error ? e.message : String(e);
     if (options.scriptUrl !== undefined) {
-      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} (the scriptUrl option) could not be registered: ${e instanceof Error ? e.message : e}`);
+      throw new ServiceStartError('register-failed', `The service worker ${ownScript.pathname} (the scriptUrl option) could not be registered: ${why}`);
     }
     // A page opened cold at a deep link (/gallery/view/) looks for sw.js beside itself, where
-    // there is none: the app's is in a folder above, at its base.
+    // there is none: the app's is in a folder above, at its base. The engines word the failure
+    // differently (a single-page app's server answering its page there is a "SecurityError: The
+    // operation is insecure" in Firefox), so any failure sends the search up.
     const above = await swbucketScriptAbove(ownScript);
     if (above.found) {
       const parentScope = options.scope !== undefined ? scope : new URL('./', above.found).href;
       return { registration: await navigator.serviceWorker.register(above.found.href, { scope: parentScope, updateViaCache: 'none' }), registered: true, script: above.found };
     }
-    throw new ServiceStartError('register-failed', `swbucket's service worker was not found: not at ${above.tried.join(', ')}. `
+    throw new ServiceStartError('register-failed', `swbucket's service worker was not found: not at ${above.tried.join(', ')} `
+      + `(registering ${ownScript.pathname}: ${why}). `
       + '`npx swbucket init <publicDir>` copies sw.js into your app\'s public folder (served at its base), or use the swbucket/vite plugin; '
       + 'if it lives elsewhere, pass startService({ scriptUrl }).');
   }

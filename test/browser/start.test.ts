@@ -50,6 +50,22 @@ describe('startService', () => {
     }
   });
 
+  it('says where it looked for sw.js, why registering failed and what to do, when no sw.js is swbucket\'s', async () => {
+    // What a single-page app's server answers for a file it does not have: its page.
+    site.bodies.set('/sw.js', '<!doctype html><title>app</title>');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(site.url + '/');
+      await page.waitForFunction(() => /Not running|Running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), null, { timeout: 30_000 });
+      const text = await statusText(page);
+      expect(text).toMatch(/swbucket's service worker was not found: not at \/sw\.js.*\(registering \/sw\.js: .+\)\. `npx swbucket init <publicDir>`/);
+    } finally {
+      site.bodies.delete('/sw.js');
+      await context.close();
+    }
+  });
+
   it('says that service workers need a secure origin when the page is not one', async () => {
     // Chromium resolves this name to the local server, but it is not a secure origin.
     const port = new URL(site.url).port;
