@@ -96,6 +96,11 @@ export default defineConfig({
           globalSetup: ['test/browser/support/global-setup.ts'],
           provide: { engine },
           environment: 'node' as const,
+          // WebKitGTK now and then leaves a request the worker should answer with no answer at all
+          // (in 3 clean-clone runs of this session: a navigation in engine-mount, in webkit-disk,
+          // never finished; a fetch in a takeover, in webkit, never settled; each passes alone).
+          // A WebKit test that fails is run once more, and the output says so (docs/browser.md).
+          retry: engine.startsWith('webkit') ? 1 : 0,
           testTimeout: 60_000,
           hookTimeout: 60_000,
           fileParallelism: false,

@@ -243,7 +243,8 @@ describe('a fresh Vite + React app from the packed tarball, the README followed'
 
   it('in Node, against `npx swbucket serve`: a typed Blob keeps its type, is listed and deleted', async () => {
     const port = await freePort();
-    const server = spawn('npx', ['swbucket', 'serve', '--port', String(port)], { cwd: dir, env: shellEnv(), stdio: 'ignore' });
+    // The bin itself, not through npx: a signal to npx would leave its child serving.
+    const server = spawn(join(dir, 'node_modules/.bin/swbucket'), ['serve', '--port', String(port)], { cwd: dir, env: shellEnv(), stdio: 'ignore' });
     try {
       const endpoint = `http://127.0.0.1:${port}`;
       for (let i = 0; i < 300 && !(await fetch(endpoint).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
