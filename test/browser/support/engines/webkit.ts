@@ -195,10 +195,8 @@ export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { d
       throw new Error(`WebKitWebDriver could not start ${binary}: ${(e as Error).message}\n${output}`);
     }
     cleanups.push(() => withTimeout(driver.quit(), 10_000).catch(() => undefined));
-    // The driver gives up on a script after evaluateTimeout, and on a navigation after 20 s (one
-    // that WebKit never finishes would otherwise hold every later command of the session), so the
-    // next command can run.
-    await driver.manage().setTimeouts({ script: evaluateTimeout, pageLoad: 20_000 });
+    // The driver gives up on a script after evaluateTimeout, so the next command can run.
+    await driver.manage().setTimeouts({ script: evaluateTimeout, pageLoad: 60_000 });
     const caps = await driver.getCapabilities();
     const version = `WebKitGTK ${String(caps.get('browserVersion'))} (${disk ? 'webkit-launcher.py, storage on disk' : 'MiniBrowser, ephemeral storage'})`;
 
