@@ -1,7 +1,7 @@
 // The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account and archive calls aside, which are the emulator's administration).
-import { canStreamUploads, controlledFor, controllerNow, cutOffByTakeover } from './engine.ts';
+import { canStreamUploads, controlledFor, controllerNow, cutOffByTakeover, sendWatched } from './engine.ts';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
@@ -106,6 +106,8 @@ interface RequestInput {
 
 /** The methods a request may be sent again with: HTTP's idempotent ones (a move, a PUT, is not). */
 const RESENDABLE = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+/** Bodies up to this size are sent within seconds anywhere: their requests are watched for a drop (sendWatched). */
+const WATCHED_BODY_BYTES = 1024 * 1024;
 
 /**
  * A client for the service: in a page, the worker that startService() registered (the default
@@ -162,24 +164,28 @@ export function createClient(options: ClientOptions = {}): Client {
     // "image/png"): set it here, so that what is signed is what is sent.
     if (body instanceof Blob && body.type && !headers.has('content-type')) headers.set('content-type', body.type);
     if (creds) await signRequest(method, bucket, key, query, headers, creds);
-    const send = () => doFetch(urlFor(bucket, key, query), {
+    const send = (signal?: AbortSignal) => doFetch(urlFor(bucket, key, query), {
       method,
       headers,
       ...(body !== undefined ? { body } : {}),
       // A stream body is sent as it is read (fetch requires saying so).
       ...(stream ? { duplex: 'half' } as RequestInit : {}),
-      ...(input.signal ? { signal: input.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
+    // A request dropped in a takeover is given up after a while, unless its body may still be on
+    // its way (sendWatched).
+    const bodyBytes = body === undefined ? 0 : body instanceof Blob ? body.size : Infinity; // (a stream: its size is not known)
+    const watched = () => sendWatched(send, input.signal, bodyBytes <= WATCHED_BODY_BYTES);
     await controlledFor(endpoint);
     const controller = controllerNow();
     let res: Response;
     try {
-      res = await send();
+      res = await watched();
     } catch (e) {
       // Cut off by a new build of the worker taking over (Firefox, WebKit): sent once more when
       // sending it twice does what sending it once does. A stream cannot be sent again.
       if (stream || !RESENDABLE.has(method) || headers.has('x-svc-move-source') || !(await cutOffByTakeover(e, controller))) throw e;
-      res = await send();
+      res = await watched();
     }
     if (res.ok || input.accept?.includes(res.status)) return res;
     throw await errorFrom(res, method);

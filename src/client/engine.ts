@@ -50,6 +50,45 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
   return controllerChange(container, TAKEOVER_MS);
 }
 
+/** How long a request may wait for its answer once the page's controller has changed under it. */
+export const DROPPED_MS = 5_000;
+
+/**
+ * Sends with `send(signal)`; where a page's controller changes while the answer is awaited and no
+ * answer comes within DROPPED_MS after, gives up with a TypeError (the request is aborted). WebKit
+ * can drop a request that reaches the old worker in the moment it is replaced: no answer and no
+ * error, for ever (docs/browser.md). The old worker answers what it still holds before the swap
+ * (sw/takeover.ts), so an answer awaited that long after it is one that will not come. `watch`
+ * false (a body that may legitimately take longer to send) sends without the limit.
+ */
+export async function sendWatched(send: (signal?: AbortSignal) => Promise<Response>, signal: AbortSignal | undefined, watch: boolean): Promise<Response> {
+  const container = globalThis.navigator?.serviceWorker;
+  if (!watch || !container?.controller) return send(signal);
+  const mine = new AbortController();
+  const stop = () => mine.abort(signal?.reason);
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted) stop();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let dropped = false;
+  const changed = () => {
+    timer = setTimeout(() => {
+      dropped = true;
+      mine.abort();
+    }, DROPPED_MS);
+  };
+  container.addEventListener('controllerchange', changed, { once: true });
+  try {
+    return await send(mine.signal);
+  } catch (e) {
+    if (dropped) throw new TypeError(`swbucket: no answer within ${DROPPED_MS / 1000} s after the service worker was replaced (the browser dropped the request).`);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    container.removeEventListener('controllerchange', changed);
+    signal?.removeEventListener('abort', stop);
+  }
+}
+
 /** True when the page's controller changes within `ms`, false when it does not. */
 function controllerChange(container: ServiceWorkerContainer, ms: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {

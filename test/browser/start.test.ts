@@ -20,6 +20,13 @@ afterAll(async () => {
 const statusText = (page: import('playwright-core').Page) =>
   page.locator('[data-testid=service-status]').textContent();
 
+/** The site's page opened, once its status says whether the service started: that status. */
+async function statusOnceStarted(page: import('playwright-core').Page) {
+  await page.goto(site.url + '/');
+  await page.waitForFunction(() => /Not running|Running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), null, { timeout: 30_000 });
+  return statusText(page);
+}
+
 describe('startService', () => {
   it('names a worker of another build that an update cannot replace, and recovers once the right one is served', async () => {
     const real = await readFile('dist-site/sw.js', 'utf8');
@@ -29,9 +36,7 @@ describe('startService', () => {
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      await page.goto(site.url + '/');
-      await page.waitForFunction(() => /Not running|Running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), null, { timeout: 30_000 });
-      const text = await statusText(page);
+      const text = await statusOnceStarted(page);
       expect(text).toContain('Not running');
       expect(text).toContain('0.0.0-older');
       expect(text).toContain(buildId);
@@ -56,9 +61,7 @@ describe('startService', () => {
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      await page.goto(site.url + '/');
-      await page.waitForFunction(() => /Not running|Running/.test(document.querySelector('[data-testid=service-status]')?.textContent ?? ''), null, { timeout: 30_000 });
-      const text = await statusText(page);
+      const text = await statusOnceStarted(page);
       expect(text).toMatch(/swbucket's service worker was not found: not at \/sw\.js.*\(registering \/sw\.js: .+\)\. `npx swbucket init <publicDir>`/);
     } finally {
       site.bodies.delete('/sw.js');

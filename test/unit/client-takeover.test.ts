@@ -5,6 +5,7 @@
 // stand-in here; test/browser/engine-lifecycle.test.ts does the same against real takeovers.
 import { describe, it, expect, vi, afterEach } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
+import { DROPPED_MS } from '../../src/client/engine.ts';
 
 /** navigator.serviceWorker as a page sees it: a controller, and controllerchange when it changes. */
 function stubContainer() {
@@ -79,6 +80,79 @@ describe('swbucket/client: a request cut off by a takeover', () => {
     f = cutOnce(() => sw.takeOver());
     await expect(client(f.fetch).completeMultipartUpload('bkt', 'k', 'upload-1', [{ partNumber: 1, etag: 'x' }])).rejects.toThrow(TypeError);
     expect(f.calls).toHaveLength(1);
+  });
+});
+
+describe('swbucket/client: a request the browser drops in a takeover (no answer, no error)', () => {
+  /** A fetch whose first call never settles unless aborted; the next answered 200. */
+  function droppedOnce() {
+    const calls: { method: string; url: string; aborted?: boolean }[] = [];
+    const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+      const call = { method: init?.method ?? 'GET', url: String(input) } as (typeof calls)[number];
+      calls.push(call);
+      if (calls.length > 1) return Promise.resolve(new Response('', { status: 200, headers: { etag: '"0cc175b9c0f1b6a831c399e269772661"' } }));
+      return new Promise<Response>((_, reject) => {
+        const abort = () => {
+          call.aborted = true;
+          reject(init?.signal?.reason ?? new DOMException('aborted', 'AbortError'));
+        };
+        if (init?.signal?.aborted) abort();
+        else init?.signal?.addEventListener('abort', abort);
+      });
+    };
+    return { fetch, calls };
+  }
+  /** Lets real work (the request's signing, in WebCrypto) run until `done()`; the timers stay fake. */
+  async function until(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 10_000 && !done(); i++) await new Promise((r) => setImmediate(r));
+    expect(done()).toBe(true);
+  }
+
+  it(`is given up ${DROPPED_MS / 1000} s after the controller changed, and sent once more when that is safe`, async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const sw = stubContainer();
+      const f = droppedOnce();
+      const got = client(f.fetch).getObject('bkt', 'k');
+      await until(() => f.calls.length === 1);
+      await vi.advanceTimersByTimeAsync(60_000); // no change of controller: it waits, as any request
+      expect(f.calls).toHaveLength(1);
+      sw.takeOver();
+      await vi.advanceTimersByTimeAsync(DROPPED_MS - 1);
+      expect(f.calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      await until(() => f.calls.length === 2);
+      await got;
+      expect(f.calls.map((c) => [c.method, c.aborted])).toEqual([['GET', true], ['GET', undefined]]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('fails with a TypeError that says so when sending again is not safe (a POST), instead of waiting for ever', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const sw = stubContainer();
+      const f = droppedOnce();
+      const done = client(f.fetch).completeMultipartUpload('bkt', 'k', 'upload-1', [{ partNumber: 1, etag: 'x' }]);
+      const outcome = done.then(() => 'answered', (e: Error) => `${e.name}: ${e.message}`);
+      await until(() => f.calls.length === 1);
+      sw.takeOver();
+      await vi.advanceTimersByTimeAsync(DROPPED_MS);
+      expect(await outcome).toMatch(/^TypeError: swbucket: no answer within 5 s after the service worker was replaced/);
+      expect(f.calls).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("the caller's own abort still aborts, with its reason", async () => {
+    stubContainer();
+    const f = droppedOnce();
+    const stop = new AbortController();
+    const got = client(f.fetch).getObject('bkt', 'k', { signal: stop.signal } as never);
+    stop.abort(new Error('the user gave up'));
+    await expect(got).rejects.toThrow('the user gave up');
   });
 });
 
