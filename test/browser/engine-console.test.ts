@@ -27,7 +27,7 @@ describe(`the console in ${name}`, () => {
 
   it('shows a grid with the thumbnail of an image, and downloads two objects as one tar', async () => {
     const png = makePng(4, 3, (x, y) => [x * 60, y * 80, 200]);
-    const big = new Uint8Array(70_000).map((_, i) => (i * 31) & 255); // more than one 16 KiB piece in WebKit
+    const big = new Uint8Array(70_000).map((_, i) => (i * 31) & 255); // over the 16 KiB kept inline: a stored body (a Blob, or pieces in WebKit)
     await service.page.evaluate(async ({ png, big }) => {
       const { client } = (window as unknown as { swbucket: Sw }).swbucket;
       await client.createBucket('grid');
