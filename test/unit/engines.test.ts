@@ -2,7 +2,8 @@
 // over fake-indexeddb, LMDB): key order as IndexedDB orders keys, gets and ranges (prefix, bounds,
 // reverse, limit), reads sent together, writes seen by the step's own later reads, range deletes,
 // atomic steps — a step that throws leaves nothing, and a step cannot wait for anything but its
-// reads — and fault injection (sw/store/engine/faults.ts). Then IndexedDB's group commit.
+// reads — and fault injection (sw/store/engine/faults.ts). Then IndexedDB's group commit, and the
+// IndexedDB engine reading a database today's store wrote, through the schema's tables.
 import { describe, it, expect, afterAll } from 'vitest';
 import { IDBFactory } from 'fake-indexeddb';
 import { open as openLmdb } from 'lmdb';
@@ -14,6 +15,8 @@ import { idbEngine } from '../../sw/store/engine/idb.ts';
 import { lmdbEngine } from '../../node/engine-lmdb.ts';
 import { compareKeys } from '../../sw/store/engine/keys.ts';
 import { faultyEngine } from '../../sw/store/engine/faults.ts';
+import { openIdbStore } from '../../sw/store/idb.ts';
+import { ACCOUNTS as TODAY_ACCOUNTS, BODIES, BUCKETS, OBJECTS as TODAY_OBJECTS, PARTS, UPLOADS, VERSIONS } from '../../sw/store/schema.ts';
 import { all, get, getRead, range, rangeRead, type Engine, type Key, type Table } from '../../sw/store/engine/types.ts';
 
 interface Obj { bucket: string; key: string; n: number }
@@ -219,5 +222,42 @@ describe('engine: IndexedDB group commit', () => {
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     // The first alone, the other 19 together.
     expect(transactions).toBe(2);
+  });
+});
+
+describe("engine: IndexedDB over today's database", () => {
+  it('reads what the current store wrote, through the schema tables: accounts, buckets, objects, versions, uploads, parts', async () => {
+    const factory = new IDBFactory();
+    const store = await openIdbStore({ indexedDB: factory, name: 'today' });
+    await store.createBucket({ name: 'photos', owner: 'svcadmin', acl: 'private', created: 1, nextVersionId: 1 });
+    const bucket = await store.getBucket('photos');
+    const ref = { name: 'photos', id: bucket!.id };
+    await store.putBucketVersioning(ref, 'Enabled');
+    const object = (o: { key: string; etag: string }) => ({ ...o, size: 2, lastModified: 5, contentType: 'text/plain', headers: {}, meta: [] as [string, string][] });
+    await store.putObject(ref, object({ key: 'a.txt', etag: 'e1' }), new TextEncoder().encode('v1') as Uint8Array<ArrayBuffer>);
+    await store.putObject(ref, object({ key: 'a.txt', etag: 'e2' }), new TextEncoder().encode('v2') as Uint8Array<ArrayBuffer>);
+    await store.createMultipartUpload(ref, { uploadId: 'u1', key: 'big.bin', initiated: 7, contentType: 'application/octet-stream', headers: {}, meta: [] });
+    await store.uploadPart(ref, { uploadId: 'u1', partNumber: 1, etag: 'p1', size: 3, lastModified: 8 }, new Uint8Array([1, 2, 3]));
+    store.close();
+
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const req = factory.open('today');
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+    const e = idbEngine(db);
+    const tables = [TODAY_ACCOUNTS, BUCKETS, TODAY_OBJECTS, VERSIONS, UPLOADS, PARTS, BODIES] as Table<unknown>[];
+    const seen = await e.read(tables, function* () {
+      const [root, photos, current, history, upload, parts] = yield* all(
+        getRead(TODAY_ACCOUNTS, ['svcadmin']), getRead(BUCKETS, ['photos']), rangeRead(TODAY_OBJECTS, { prefix: ['photos'] }),
+        rangeRead(VERSIONS, { prefix: ['photos', 'a.txt'] }), getRead(UPLOADS, ['u1']), rangeRead(PARTS, { prefix: ['u1'] }),
+      );
+      const body = yield* get(BODIES, [current[0]!.chunks[0]!.id]);
+      return { root: root?.root, bucket: photos?.id, current: current.map((o) => [o.key, o.etag]), history: history.map((o) => o.etag),
+        upload: upload?.key, parts: parts.map((p) => [p.partNumber, p.etag]), body: body !== undefined };
+    });
+    expect(seen).toEqual({
+      root: true, bucket: bucket!.id, current: [['a.txt', 'e2']], history: ['e1'], upload: 'big.bin', parts: [[1, 'p1']], body: true,
+    });
   });
 });
