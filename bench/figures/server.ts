@@ -2,10 +2,14 @@
 // answer) against the same server in memory and against s3rver with a data directory, each its own
 // process, driven over loopback HTTP from this one: PUT and GET of 1 KiB (operations per second,
 // 40 one after another per sample) and PUT of 1 MiB (ms); then the same under 16 connections at
-// once (issue 13: the server at least as fast as s3rver for 1 KiB PUT and GET). No browser.
+// once (issue 13: the server at least as fast as s3rver for 1 KiB PUT and GET). Then, on a fresh
+// --data server, four anonymous clients looping 1-byte range reads of a 256 MiB public object
+// while another request is timed and the server's memory watched (issue 22: a range reads only
+// the pieces it covers, off a server that stays responsive). No browser.
 import http from 'node:http';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,6 +116,92 @@ async function timeConcurrent(n: number, one: (i: number) => Promise<unknown>): 
   return performance.now() - t0;
 }
 
+/** A request's status and body text; signed as root unless `anon`. */
+function call(s: Server, method: string, path: string, o: { body?: Buffer; headers?: Record<string, string>; anon?: boolean } = {}): Promise<{ status: number; text: string }> {
+  const h = new Headers(o.headers);
+  if (o.body !== undefined || method === 'PUT' || method === 'POST') h.set('content-length', String(o.body?.length ?? 0));
+  if (!o.anon) signHeaders(method, `http://127.0.0.1:${s.port}${path}`, h);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: s.port, method, path, headers: Object.fromEntries(h), agent: s.pool }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+/** The resident memory of a process, MiB (VmRSS). */
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/**
+ * A 256 MiB public object on a fresh --data server (32 parts of 8 MiB, completed), then the
+ * latency of an unrelated request (a GET of a missing key) alone, and while four anonymous
+ * clients loop 1-byte range reads of the object; the server's VmRSS before and at its highest.
+ */
+async function rangeLoadRows(dir: string, log: (line: string) => void): Promise<Row[]> {
+  const s = await start('disk', join(dir, 'ranges'));
+  try {
+    const part = Buffer.alloc(8 * MiB);
+    const parts: string[] = [];
+    const id = /<UploadId>([^<]+)</.exec((await call(s, 'POST', `/${BUCKET}/big?uploads`)).text)![1]!;
+    for (let n = 1; n <= 32; n++) {
+      part.fill(n);
+      const r = await call(s, 'PUT', `/${BUCKET}/big?partNumber=${n}&uploadId=${id}`, { body: part });
+      if (r.status !== 200) throw new Error(`part ${n}: ${r.status}`);
+      parts.push(`<Part><PartNumber>${n}</PartNumber><ETag>"${createHash('md5').update(part).digest('hex')}"</ETag></Part>`);
+    }
+    const done = await call(s, 'POST', `/${BUCKET}/big?uploadId=${id}`, { body: Buffer.from(`<CompleteMultipartUpload>${parts.join('')}</CompleteMultipartUpload>`) });
+    if (done.status !== 200) throw new Error(`complete: ${done.status} ${done.text}`);
+    await call(s, 'PUT', `/${BUCKET}/?acl`, { headers: { 'x-svc-acl': 'public-read' } });
+    const probe = async () => {
+      const t0 = performance.now();
+      const r = await call(s, 'GET', `/${BUCKET}/missing-${Math.random()}`, { anon: true });
+      if (r.status !== 404 && r.status !== 403) throw new Error(`probe: ${r.status}`);
+      return performance.now() - t0;
+    };
+    const idle: number[] = [];
+    for (let i = 0; i < 40; i++) idle.push(await probe());
+    const rssBefore = await rssMiB(s.child.pid!);
+    let rssPeak = rssBefore;
+    let stop = false;
+    let ranges = 0;
+    const clients = Array.from({ length: 4 }, async () => {
+      while (!stop) {
+        const at = Math.floor(Math.random() * 256 * MiB);
+        const r = await call(s, 'GET', `/${BUCKET}/big`, { anon: true, headers: { range: `bytes=${at}-${at}` } });
+        if (r.status !== 206 || r.text.length !== 1) throw new Error(`range: ${r.status}, ${r.text.length} bytes`);
+        ranges++;
+      }
+    });
+    const loaded: number[] = [];
+    const until = performance.now() + 8000;
+    while (performance.now() < until) {
+      loaded.push(await probe());
+      rssPeak = Math.max(rssPeak, await rssMiB(s.child.pid!));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    stop = true;
+    await Promise.all(clients);
+    log(`  ranges: ${ranges} 1-byte ranges of 256 MiB in 8 s by 4 clients; probe median ${median(loaded).toFixed(1)} ms (idle ${median(idle).toFixed(1)} ms); VmRSS ${rssBefore.toFixed(0)} → peak ${rssPeak.toFixed(0)} MiB`);
+    return [
+      row(8, 'server --data: a 404 while 4 clients loop 1-byte ranges of a 256 MiB object vs idle', median(loaded), median(idle), 'ms',
+        { op: '<', value: 50, on: 'value' }, `${ranges} ranges answered in 8 s; probe ms loaded ${spread(loaded, 1)}, idle ${spread(idle, 1)}`),
+      row(8, 'server --data: memory growth during those range reads (VmRSS peak − before)', rssPeak - rssBefore, 256, 'MiB',
+        { op: '<', value: 64, on: 'value' }, `baseline: the object's size; VmRSS ${rssBefore.toFixed(0)} MiB before, ${rssPeak.toFixed(0)} MiB at the highest of ${loaded.length} samples`),
+    ];
+  } finally {
+    s.agent.destroy();
+    s.pool.destroy();
+    s.child.kill('SIGKILL');
+  }
+}
+
 export async function serverFigure(log: (line: string) => void): Promise<Row[]> {
   const dir = await mkdtemp(join(tmpdir(), 'swbucket-bench-server-'));
   const servers: Partial<Record<Side, Server>> = {};
@@ -184,6 +274,8 @@ export async function serverFigure(log: (line: string) => void): Promise<Row[]> 
           note('big', N_CBIG), pairs(cms[side].big, cms.s3.big)),
       );
     }
+    for (const s of Object.values(servers)) s.child.kill('SIGKILL');
+    out.push(...(await rangeLoadRows(dir, log)));
     return out;
   } finally {
     for (const s of Object.values(servers)) {

@@ -1,19 +1,40 @@
 // The store's tables as the engine interface names them (sw/store/engine/types.ts): the same
-// stores and keys as today's IndexedDB database (sw/store/idb.ts, UPGRADES) and --data directory
-// (node/lmdb-store.ts), so that data written today opens unchanged once the rules move onto the
-// engines (issue 22). Bodies kept as pieces (out-of-line keys, bare bytes) get a table of their
-// own when the body rules move.
+// stores and keys as the IndexedDB database (sw/store/idb.ts, UPGRADES) and the --data directory
+// (node/lmdb-store.ts), so data written by earlier versions opens unchanged.
 import type { Table } from './engine/types.ts';
 import type { Account, BucketRecord, ObjectRecord, PartRecord, UploadRecord } from './types.ts';
 
 export const ACCOUNTS: Table<Account> = { name: 'accounts', parts: 1, key: (a) => [a.accessKeyId] };
+/**
+ * One record per account whose stored usedBytes is exact; a missing one means "recompute" (see
+ * rules/usage.ts: a full browser origin refuses even a delete's new usage figure).
+ */
+export const USAGE_EXACT: Table<{ accessKeyId: string }> = { name: 'usage-exact', parts: 1, key: (m) => [m.accessKeyId] };
 export const BUCKETS: Table<BucketRecord> = { name: 'buckets', parts: 1, key: (b) => [b.name] };
 /** Current objects, by [bucket, key]. */
 export const OBJECTS: Table<ObjectRecord> = { name: 'objects', parts: 2, key: (o) => [o.bucket, o.key] };
 /** Earlier versions, by [bucket, key, versionId]. */
 export const VERSIONS: Table<ObjectRecord> = { name: 'versions', parts: 3, key: (o) => [o.bucket, o.key, o.versionId ?? 0] };
+/** Uploads in progress, by uploadId. */
 export const UPLOADS: Table<UploadRecord> = { name: 'uploads', parts: 1, key: (u) => [u.uploadId] };
+/** The same uploads by [bucket, key, uploadId], for their listing and a bucket's emptiness. */
+export const UPLOAD_KEYS: Table<UploadRecord> = { name: 'upload-keys', parts: 3, key: (u) => [u.bucket, u.key, u.uploadId] };
 /** Uploaded parts, by [uploadId, partNumber]. */
 export const PARTS: Table<PartRecord> = { name: 'parts', parts: 2, key: (p) => [p.uploadId, p.partNumber] };
-/** A body's record (its Blob, or its bytes when small), by its id. */
-export const BODIES: Table<{ id: string }> = { name: 'bodies', parts: 1, key: (b) => [b.id] };
+
+/**
+ * A body's record, by its id: its Blob (where the engine keeps Blobs), its bytes when small, or
+ * the count and size of the pieces it is kept as.
+ */
+export type BodyRecord =
+  | { id: string; blob: Blob; bytes?: undefined; pieces?: undefined }
+  | { id: string; bytes: Uint8Array; blob?: undefined; pieces?: undefined }
+  | { id: string; pieces: number; pieceBytes: number; size: number; blob?: undefined; bytes?: undefined };
+export const BODIES: Table<BodyRecord> = { name: 'bodies', parts: 1, key: (b) => [b.id] };
+/** The pieces of the bodies kept as pieces: bare bytes by [body id, index]. */
+export const PIECES: Table<Uint8Array> = { name: 'pieces', parts: 2 };
+
+/** Every table a bucket write may touch. */
+export const WRITE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOADS, UPLOAD_KEYS, PARTS, BODIES, PIECES] as Table<unknown>[];
+/** The tables an account's usage is summed from (rules/usage.ts). */
+export const USAGE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOAD_KEYS, PARTS] as Table<unknown>[];

@@ -328,7 +328,7 @@ describe('object methods', () => {
   });
 
   // Bodies are deleted by range when their ids, which start with the key, hold nothing else
-  // (sw/store/idb.ts, deleteBodyIds); a moved object keeps its body's id, inside the folder's run.
+  // (sw/store/rules/bodies.ts, dropBodies); a moved object keeps its body's id, inside the folder's run.
   it('deleteObjects of a folder leaves the body of a key moved out of it, and the keys around it', async () => {
     const r = await run(async ({ sw: { client } }) => {
       const keys = ['e', 'f/1', 'f/2', 'f/3', 'f/4', 'f/5', 'g'];

@@ -205,7 +205,7 @@ describe('a full disk: IndexedDB refuses the write', () => {
     // The service keeps serving: delete the big object, and a write that needs its room fits.
     // Even while Chromium counts the origin as full (it refuses any transaction that puts a
     // record), the DELETE frees the room: refused, it is retried deleting the owner's usage marker
-    // instead of putting the figure (sw/store/idb.ts, freeingWrite), and the figure is recomputed.
+    // instead of putting the figure (sw/store/rules/store.ts, freeing), and the figure is recomputed.
     const deleted = await send(page, 'DELETE', 'kept');
     expect(deleted.status, deleted.text).toBe(200);
     expect((await read(page, 'kept')).status).toBe(404);

@@ -1,18 +1,22 @@
-// The stores the Node tests run against, opened fresh per test: 'idb' is sw/store/idb.ts over a new
-// fake-indexeddb factory (in memory), 'lmdb' is node/lmdb-store.ts in a new temporary directory,
-// closed and removed when the test ends. contents() reads what either holds as the same plain
-// records, and integrity() checks the invariants both keep (sw/store/idb.ts, top of file).
+// The stores the Node tests run against, opened fresh per test: the one store logic
+// (sw/store/rules/) over each engine — 'idb' is sw/store/idb.ts over a new fake-indexeddb factory
+// (in memory), 'lmdb' node/lmdb-store.ts in a new temporary directory, closed and removed when the
+// test ends. contents() reads what any holds as the same plain records, and integrity() checks the
+// invariants the rules keep (sw/store/rules/bodies.ts and usage.ts, top of file).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { IDBFactory } from 'fake-indexeddb';
-import type { IDBPDatabase } from 'idb';
 import { openIdbStore } from '../../sw/store/idb.ts';
-import { inspectLmdbStore, openLmdbStore, type LmdbStore, type StoreContents } from '../../node/lmdb-store.ts';
-import type { Account, Store } from '../../sw/store/types.ts';
+import { openLmdbStore, type LmdbStore } from '../../node/lmdb-store.ts';
+import { storeContents, type StoreContents } from '../../sw/store/rules/contents.ts';
+import { NEW_STORE, engineOf, openStore } from '../../sw/store/rules/store.ts';
+import { memoryEngine } from '../../sw/store/engine/memory.ts';
+import type { Engine } from '../../sw/store/engine/types.ts';
+import type { Account, Store, UploadRecord } from '../../sw/store/types.ts';
 
-export type StoreKind = 'idb' | 'idb-pieces' | 'lmdb';
+export type StoreKind = 'idb' | 'idb-pieces' | 'lmdb' | 'memory';
 /**
  * 'idb-pieces' is the IndexedDB store keeping bodies as pieces, as it does where IndexedDB refuses
  * Blobs (WebKit's ephemeral storage), with sizes so small that the tests' bodies are cut into many
@@ -38,7 +42,18 @@ export function tempDir(prefix = 'swbucket-test-'): string {
   return dir;
 }
 
+/** The engine under a test store of `kind`, to wrap (fault injection) and open the rules over again. */
+export async function openTestEngine(kind: StoreKind): Promise<{ engine: Engine; sizes?: typeof TEST_PIECE_SIZES }> {
+  const { store } = await openTestStore(kind);
+  return { engine: engineOf.get(store)!, ...(kind === 'idb-pieces' ? { sizes: TEST_PIECE_SIZES } : {}) };
+}
+
 export async function openTestStore(kind: StoreKind): Promise<{ store: Store; factory?: IDBFactory }> {
+  if (kind === 'memory') {
+    const engine = memoryEngine({ keepsBlobs: true });
+    await engine.write([], NEW_STORE);
+    return { store: openStore(engine) };
+  }
   if (kind === 'idb' || kind === 'idb-pieces') {
     const factory = new IDBFactory();
     const pieces = kind === 'idb-pieces' ? { bodies: 'pieces' as const, sizes: TEST_PIECE_SIZES } : {};
@@ -61,40 +76,7 @@ export async function openTestStore(kind: StoreKind): Promise<{ store: Store; fa
 }
 
 /** Everything the store holds, as the same records whichever store it is. */
-export async function contents(store: Store): Promise<StoreContents & { exactUsage: Set<string> }> {
-  const withDb = store as unknown as { db?: () => Promise<IDBPDatabase> };
-  if (!withDb.db) {
-    const c = inspectLmdbStore(store);
-    return { ...c, exactUsage: new Set(c.accounts.map((a) => a.accessKeyId)) };
-  }
-  const db = await withDb.db();
-  const all = <T>(name: string) => db.getAll(name) as Promise<T[]>;
-  const bodies = await all<{ id: string; blob?: Blob; bytes?: Uint8Array; pieces?: number; size?: number }>('bodies');
-  // A body kept as pieces counts the bytes of the pieces it has, so a missing or extra piece shows
-  // as a wrong size; a piece of no body shows as an unreferenced body of its own.
-  const pieceKeys = (await db.getAllKeys('pieces')) as [string, number][];
-  const pieceSizes = (await db.getAll('pieces')) as Uint8Array[];
-  const held = new Map<string, number>();
-  const heads = new Map(bodies.filter((b) => b.pieces !== undefined).map((b) => [b.id, b.pieces!]));
-  const strayPieces: string[] = [];
-  pieceKeys.forEach(([id, i], n) => {
-    if (!heads.has(id) || i >= heads.get(id)!) strayPieces.push(`${id}#piece${i}`);
-    else held.set(id, (held.get(id) ?? 0) + pieceSizes[n]!.byteLength);
-  });
-  return {
-    accounts: await all('accounts'),
-    buckets: await all('buckets'),
-    objects: await all('objects'),
-    versions: await all('versions'),
-    uploads: await all('uploads'),
-    parts: await all('parts'),
-    bodies: [
-      ...bodies.map((b) => ({ id: b.id, size: b.pieces !== undefined ? held.get(b.id) ?? 0 : b.blob?.size ?? b.bytes!.byteLength })),
-      ...strayPieces.map((id) => ({ id, size: 0 })),
-    ],
-    exactUsage: new Set((await db.getAllKeys('usage-exact')).map(String)),
-  };
-}
+export const contents = (store: Store): Promise<StoreContents> => storeContents(store);
 
 export interface Integrity {
   /** Bodies no object, version or part references. */
@@ -105,14 +87,14 @@ export interface Integrity {
   shared: string[];
   /** Chunks whose size is not their body's. */
   wrongSize: string[];
-  /** Parts of no upload in progress, uploads of no bucket. */
+  /** Parts of no upload in progress, uploads of no bucket, an upload and its listing's record that differ. */
   strays: string[];
   /** Accounts whose usedBytes (when the store says it is exact) is not what their buckets hold. */
   usage: { accessKeyId: string; stored: number; held: number }[];
 }
 
 /** The store invariants: every body belongs to exactly one record, usage figures are exact. */
-export function integrity(c: StoreContents & { exactUsage?: Set<string> }): Integrity {
+export function integrity(c: Omit<StoreContents, 'uploadKeys' | 'exactUsage'> & { uploadKeys?: UploadRecord[]; exactUsage?: Set<string> }): Integrity {
   const bodySize = new Map(c.bodies.map((b) => [b.id, b.size]));
   const refs: { id: string; size: number; what: string }[] = [];
   for (const o of [...c.objects, ...c.versions]) {
@@ -141,12 +123,22 @@ export function integrity(c: StoreContents & { exactUsage?: Set<string> }): Inte
       ...c.parts.filter((p) => !uploads.has(p.uploadId)).map((p) => `part ${p.uploadId}/${p.partNumber}`),
       ...c.uploads.filter((u) => buckets.get(u.bucket)?.id !== u.bucketId).map((u) => `upload ${u.uploadId}`),
       ...[...c.objects, ...c.versions].filter((o) => !buckets.has(o.bucket)).map((o) => `object ${o.bucket}/${o.key}`),
+      ...(c.uploadKeys ? strayUploadKeys(c.uploads, c.uploadKeys) : []),
     ],
     usage: c.accounts
       .filter((a: Account) => !c.exactUsage || c.exactUsage.has(a.accessKeyId))
       .map((a) => ({ accessKeyId: a.accessKeyId, stored: a.usedBytes, held: held.get(a.accessKeyId) ?? 0 }))
       .filter((u) => u.stored !== u.held),
   };
+}
+
+/** Uploads whose record in the listing's table (by bucket and key) is missing, differs or outlived them. */
+function strayUploadKeys(uploads: UploadRecord[], byKey: UploadRecord[]): string[] {
+  const listed = new Map(byKey.map((u) => [u.uploadId, JSON.stringify(u)]));
+  return [
+    ...uploads.filter((u) => listed.get(u.uploadId) !== JSON.stringify(u)).map((u) => `upload ${u.uploadId} as listed`),
+    ...byKey.filter((u) => !uploads.some((x) => x.uploadId === u.uploadId)).map((u) => `listed upload ${u.uploadId}`),
+  ];
 }
 
 /** integrity() with nothing wrong, for expect().toEqual(). */

@@ -49,7 +49,7 @@ afterAll(() => {
 async function openLmdbEngine(): Promise<Engine> {
   const dir = mkdtempSync(join(tmpdir(), 'swbucket-engine-'));
   dirs.push(dir);
-  return lmdbEngine(openLmdb({ path: dir, maxDbs: 16, overlappingSync: false, eventTurnBatching: false }));
+  return lmdbEngine(openLmdb({ path: dir, maxDbs: 16, overlappingSync: false, eventTurnBatching: false }), { dir });
 }
 
 const ENGINES: [string, () => Promise<Engine>][] = [

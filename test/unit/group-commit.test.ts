@@ -1,4 +1,4 @@
-// Group commit in the IndexedDB store (sw/store/idb.ts, write()): strict writes that arrive while
+// Group commit in the IndexedDB store (sw/store/engine/idb.ts): strict writes that arrive while
 // one is committing run together in one transaction. What must hold: each write's answer is its
 // own (a refusal stays a refusal, for that write alone), a write that fails in the shared
 // transaction fails alone (the others are run again and land), and the store stays sound.
@@ -66,10 +66,10 @@ describe('group commit', () => {
     const { store, ref } = await storeWithBucket();
     // The body record of 'broken' (its bytes start with 0xee) is refused as IndexedDB refuses a
     // value it cannot store: that write must fail, and only that one.
-    const add = IDBObjectStore.prototype.add;
-    vi.spyOn(IDBObjectStore.prototype, 'add').mockImplementation(function (this: IDBObjectStore, ...args: Parameters<typeof add>) {
+    const put = IDBObjectStore.prototype.put;
+    vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (this: IDBObjectStore, ...args: Parameters<typeof put>) {
       if ((args[0] as { bytes?: Uint8Array }).bytes?.[0] === 0xee) throw new DOMException('refused by the test', 'DataError');
-      return add.apply(this, args);
+      return put.apply(this, args);
     });
     const tx = countWriteTransactions();
     const results = await Promise.allSettled([

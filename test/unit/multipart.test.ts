@@ -1399,7 +1399,7 @@ describe.each(STORE_KINDS)('%s store', (storeKind) => {
   });
 });
 
-// The IndexedDB store remembers uploads in progress (sw/store/idb.ts, uploadCache): an upload that
+// The IndexedDB store remembers uploads in progress (sw/store/rules/caches.ts): an upload that
 // ended must be gone for every later request, whether this runtime ended it or another one did.
 describe('an ended upload stays ended (IndexedDB store)', () => {
   const initiate = async (handle: (r: Request) => Promise<Response>) => {

@@ -895,7 +895,7 @@ describe('IndexedDB throws QuotaExceededError → 403 QuotaExceeded (a freeing w
 
 // ------------------------------------------------------------------------------------------------
 // A full origin: the browser refuses every transaction that puts a record, and lets one that only
-// deletes through. Deleting must still free room (sw/store/idb.ts, freeingWrite): the retry drops
+// deletes through. Deleting must still free room (sw/store/rules/store.ts, freeing): the retry drops
 // the owner's `usage-exact` marker instead of putting the figure, and the next reader recomputes it.
 
 describe('a full origin refuses every put: DELETE, Delete Multiple and Abort still free room', () => {

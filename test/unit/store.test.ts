@@ -205,7 +205,7 @@ describe.each(STORE_KINDS)('%s store', (kind: StoreKind) => {
 });
 
 // Delete Multiple reads the keys' span at once and range-deletes it when it holds only requested
-// keys (sw/store/idb.ts deleteObjects): the keys around and between must never go with them.
+// keys (sw/store/rules/objects.ts deleteMany): the keys around and between must never go with them.
 describe.each(STORE_KINDS)('Delete Multiple leaves every key it was not given (%s store)', (kind: StoreKind) => {
   const deleteXml = (keys: string[]) => `<Delete><Quiet>true</Quiet>${keys.map((k) => `<Object><Key>${k}</Key></Object>`).join('')}</Delete>`;
   const listed = async (handle: (r: Request) => Promise<Response>) =>
@@ -231,7 +231,7 @@ describe.each(STORE_KINDS)('Delete Multiple leaves every key it was not given (%
   }
 });
 
-// A body's id starts with its bucket and key (sw/store/idb.ts bodyId), so Delete Multiple can take
+// A body's id starts with its bucket and key (sw/store/rules/bodies.ts bodyId), so Delete Multiple can take
 // a folder's bodies in one range delete; but a body keeps its id when its object moves, so the
 // run of ids can hold a body of another object, which must stay.
 describe('Delete Multiple takes bodies by range only when the run holds nothing else (IndexedDB store)', () => {
@@ -288,8 +288,8 @@ describe('Delete Multiple takes bodies by range only when the run holds nothing 
   });
 });
 
-// getObject reads the body a key had when last seen together with its record (sw/store/idb.ts,
-// bodyHints). Another runtime on the same database can have replaced it since: the answer must
+// getObject reads the body a key had when last seen together with its record (sw/store/rules/store.ts,
+// caches.ts, the body hints). Another runtime on the same database can have replaced it since: the answer must
 // still be the current object's bytes.
 describe('a GET after another runtime replaced the object answers the new bytes (IndexedDB store)', () => {
   async function started() {

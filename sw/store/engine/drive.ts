@@ -2,12 +2,12 @@
 // request callbacks (IndexedDB).
 import type { Read, Step, Writes } from './types.ts';
 
-const READS = new Set(['get', 'range', 'all']);
+const READS = new Set(['get', 'range', 'count', 'all']);
 
 /** The read a step yielded, or a TypeError saying what it yielded instead (a Promise, say). */
 export function asRead(value: unknown): Read {
   if (typeof value === 'object' && value !== null && READS.has((value as { op?: unknown }).op as string)) return value as Read;
-  throw new TypeError(`A store step may yield only reads (get, range, all), not ${value instanceof Promise ? 'a Promise' : String(value)}.`);
+  throw new TypeError(`A store step may yield only reads (get, range, count, all), not ${value instanceof Promise ? 'a Promise' : String(value)}.`);
 }
 
 /** Answers `read` with `answer` for each get and range in it. */

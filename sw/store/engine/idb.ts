@@ -1,10 +1,12 @@
 // The engine over IndexedDB: a table is an object store (in-line keys where the store has a key
 // path, as the stores of today's databases do; out-of-line otherwise). A step runs in one
 // transaction and is resumed from its requests' success callbacks, so the transaction stays
-// open for exactly the step; a step that throws aborts it, leaving nothing.
+// open for exactly the step; a step that throws aborts it, leaving nothing. A refusal for room
+// (a full origin) is reported as StoreQuotaError.
+import { StoreQuotaError, isQuotaError } from '../errors.ts';
 import { checkKey } from './keys.ts';
 import { NO_WRITES, asRead } from './drive.ts';
-import type { Engine, Key, Range, Read, Step, Table, Writes } from './types.ts';
+import { keyOfPut, type Engine, type Key, type Range, type Read, type Step, type Table, type Writes } from './types.ts';
 
 /** IndexedDB's key for a tuple: the one part itself for a one-part table, else the array. */
 const idbKey = (table: Table<unknown>, key: Key): IDBValidKey => (table.parts === 1 ? key[0]! : [...checkKey(key)]);
@@ -48,6 +50,11 @@ function issue(tx: IDBTransaction, read: Read, then: (answer: unknown) => void):
     return;
   }
   const range = idbRange(read.table, read.range);
+  if (read.op === 'count') {
+    const req = store.count(range);
+    req.onsuccess = () => then(req.result);
+    return;
+  }
   if (!read.reverse) {
     const req = store.getAll(range, read.limit);
     req.onsuccess = () => then(req.result);
@@ -65,9 +72,9 @@ function issue(tx: IDBTransaction, read: Read, then: (answer: unknown) => void):
 
 function writesIn(tx: IDBTransaction): Writes {
   return {
-    put(table, value) {
+    put(table, value, given) {
       const store = tx.objectStore(table.name);
-      const key = idbKey(table as Table<unknown>, table.key(value));
+      const key = idbKey(table as Table<unknown>, keyOfPut(table, value, given));
       if (store.keyPath === null) store.put(value, key);
       else store.put(value);
     },
@@ -93,7 +100,12 @@ function runIn(tx: IDBTransaction, steps: Step<unknown>[], writable: boolean): P
     const results: unknown[] = [];
     let failure: { error: unknown } | undefined;
     tx.oncomplete = () => (failure ? reject(failure.error) : resolve(results));
-    tx.onabort = () => reject(failure?.error ?? tx.error ?? new Error('The IndexedDB transaction was aborted.'));
+    // A refusal for room shows only as the transaction's own error (a write is issued without
+    // waiting for it), and wins over what the step threw because of it.
+    tx.onabort = () => {
+      const error = isQuotaError(tx.error) ? tx.error : failure?.error ?? tx.error ?? new Error('The IndexedDB transaction was aborted.');
+      reject(isQuotaError(error) ? new StoreQuotaError(error) : error);
+    };
     const writes = writable ? writesIn(tx) : NO_WRITES;
     let g = steps[0]!(writes);
     const advance = (answer: unknown) => {
@@ -127,21 +139,55 @@ interface Waiting {
   reject(error: unknown): void;
 }
 
+export interface IdbEngineOptions {
+  /** Whether Blobs may be stored (false where this IndexedDB refuses them: bodies become pieces). */
+  keepsBlobs?: boolean;
+  /** Called when the database closes (a newer schema's upgrade, the browser): caches go stale. */
+  onClose?: () => void;
+}
+
 /**
- * An engine over an open database whose object stores are the tables' names.
+ * An engine over a database whose object stores are the tables' names: one already open, or one
+ * opened on first use and again on the next use after it closed (a newer worker's schema upgrade
+ * asks every open connection to close: docs/browser.md, "Close on versionchange").
  *
  * Group commit: write steps that arrive while one is committing wait for it, then run together,
  * one after another, in one transaction — one flush for all of them instead of one each. When the
  * shared transaction fails (a step threw, a request failed), each runs again alone, so a failure
  * is only ever its own step's.
  */
-export function idbEngine(db: IDBDatabase): Engine {
+export function idbEngine(database: IDBDatabase | (() => Promise<IDBDatabase>), options: IdbEngineOptions = {}): Engine & { db(): Promise<IDBDatabase> } {
+  let current: Promise<IDBDatabase> | null = null;
+  const db = (): Promise<IDBDatabase> => {
+    current ??= (typeof database === 'function' ? database() : Promise.resolve(database)).then((d) => {
+      const forget = () => {
+        current = null;
+        options.onClose?.();
+      };
+      d.addEventListener('versionchange', () => {
+        d.close();
+        forget();
+      });
+      d.addEventListener('close', forget);
+      return d;
+    }, (e) => {
+      current = null;
+      throw e;
+    });
+    return current;
+  };
   const names = (tables: Table<unknown>[]) => [...new Set(tables.map((t) => t.name))];
-  const writeTx = (tables: Table<unknown>[]) => db.transaction(names(tables), 'readwrite', { durability: 'strict' });
+  const writeTx = async (tables: Table<unknown>[]) => (await db()).transaction(names(tables), 'readwrite', { durability: 'strict' });
   let committing = false;
   let waiting: Waiting[] = [];
 
-  const alone = (w: Waiting) => runIn(writeTx(w.tables), [w.step], true).then((r) => w.resolve(r[0]), w.reject);
+  const alone = async (w: Waiting) => {
+    try {
+      w.resolve((await runIn(await writeTx(w.tables), [w.step], true))[0]);
+    } catch (e) {
+      w.reject(e);
+    }
+  };
 
   async function commitWaiting(): Promise<void> {
     committing = true;
@@ -153,7 +199,7 @@ export function idbEngine(db: IDBDatabase): Engine {
         continue;
       }
       try {
-        const results = await runIn(writeTx(group.flatMap((w) => w.tables)), group.map((w) => w.step), true);
+        const results = await runIn(await writeTx(group.flatMap((w) => w.tables)), group.map((w) => w.step), true);
         group.forEach((w, i) => w.resolve(results[i]));
       } catch {
         for (const w of group) await alone(w);
@@ -163,11 +209,16 @@ export function idbEngine(db: IDBDatabase): Engine {
   }
 
   return {
-    read: async (tables, step) => (await runIn(db.transaction(names(tables), 'readonly'), [step as Step<unknown>], false))[0] as never,
+    keepsBlobs: options.keepsBlobs ?? true,
+    db,
+    read: async (tables, step) => (await runIn((await db()).transaction(names(tables), 'readonly'), [step as Step<unknown>], false))[0] as never,
     write: <R>(tables: Table<unknown>[], step: Step<R>) => new Promise<R>((resolve, reject) => {
       waiting.push({ tables, step, resolve: resolve as (v: unknown) => void, reject });
       if (!committing) void commitWaiting();
     }),
-    close: () => db.close(),
+    close() {
+      void current?.then((d) => d.close(), () => {});
+      current = null;
+    },
   };
 }

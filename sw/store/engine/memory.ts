@@ -1,9 +1,10 @@
 // The engine in memory: each table a sorted array. Steps run synchronously, one at a time; a step
-// that throws is undone from its log. For tests, and as the reference the shared suite checks the
-// other engines against.
+// that throws is undone from its log. Records are copied in and out (structuredClone), as a real
+// engine would store them. For tests, and as the reference the shared suite checks the other
+// engines against; `keepsBlobs` chooses which body form the store uses over it.
 import { checkKey, compareKeys, inRange } from './keys.ts';
 import { NO_WRITES, runSync } from './drive.ts';
-import type { Engine, Key, Range, Read, Step, Table, Writes } from './types.ts';
+import { keyOfPut, type Engine, type Key, type Range, type Read, type Step, type Table, type Writes } from './types.ts';
 
 interface Rows {
   keys: Key[];
@@ -23,7 +24,7 @@ function seek(rows: Rows, key: Key, after = false): number {
   return lo;
 }
 
-export function memoryEngine(): Engine {
+export function memoryEngine(options: { keepsBlobs?: boolean } = {}): Engine {
   const tables = new Map<string, Rows>();
   let closed = false;
   const rowsOf = (t: Table<unknown>): Rows => {
@@ -48,6 +49,7 @@ export function memoryEngine(): Engine {
       return at < rows.keys.length && compareKeys(rows.keys[at]!, read.key) === 0 ? structuredClone(rows.values[at]) : undefined;
     }
     const [from, to] = indexesIn(rows, read.range);
+    if (read.op === 'count') return to - from;
     const picked = rows.values.slice(from, to);
     if (read.reverse) picked.reverse();
     return structuredClone(read.limit === undefined ? picked : picked.slice(0, read.limit));
@@ -65,9 +67,9 @@ export function memoryEngine(): Engine {
       });
     };
     const writes: Writes = {
-      put(table, value) {
+      put(table, value, given) {
         const rows = rowsOf(table as Table<unknown>);
-        const key = checkKey(table.key(value));
+        const key = checkKey(keyOfPut(table, value, given));
         const at = seek(rows, key);
         if (at < rows.keys.length && compareKeys(rows.keys[at]!, key) === 0) remove(rows, at, 1);
         rows.keys.splice(at, 0, key);
@@ -97,6 +99,7 @@ export function memoryEngine(): Engine {
   }
 
   return {
+    keepsBlobs: options.keepsBlobs ?? false,
     read: async (_tables, step) => run(step, false),
     write: async (_tables, step) => run(step, true),
     close() {

@@ -15,13 +15,24 @@
  */
 export type Key = readonly (string | number)[];
 
-/** A table: its name, and how a record's key is found in the record (IndexedDB's in-line keys). */
+/**
+ * A table: its name, and how a record's key is found in the record (IndexedDB's in-line keys). A
+ * table without `key` holds bare bytes under keys given with each put (out-of-line keys): an
+ * engine stores those values as they are, with no encoding around them.
+ */
 export interface Table<V> {
   readonly name: string;
   /** How many parts its keys have. */
   readonly parts: number;
-  /** The key of `value`. */
-  key(value: V): Key;
+  /** The key of `value`; absent for a table of bare bytes. */
+  key?(value: V): Key;
+}
+
+/** The key of a put: the record's own, or the one given for a table of bare bytes. */
+export function keyOfPut<V>(table: Table<V>, value: V, key?: Key): Key {
+  const k = key ?? table.key?.(value);
+  if (!k) throw new TypeError(`A put into ${table.name} needs a key: its records do not hold one.`);
+  return k;
 }
 
 /**
@@ -43,12 +54,15 @@ export type Read =
   | { op: 'get'; table: Table<unknown>; key: Key }
   /** The records in the range, in key order (descending with `reverse`), at most `limit`. */
   | { op: 'range'; table: Table<unknown>; range: Range; limit?: number; reverse?: boolean }
+  /** How many records the range holds. */
+  | { op: 'count'; table: Table<unknown>; range: Range }
   /** Several reads sent together; answered with their answers, in order. */
   | { op: 'all'; reads: Read[] };
 
 /** The writes of a step: issued at once, applied in order, committed with the step or not at all. */
 export interface Writes {
-  put<V>(table: Table<V>, value: V): void;
+  /** Stores `value`, replacing the record with its key; `key` only for a table of bare bytes. */
+  put<V>(table: Table<V>, value: V, key?: Key): void;
   delete(table: Table<unknown>, key: Key): void;
   deleteRange(table: Table<unknown>, range: Range): void;
 }
@@ -60,6 +74,12 @@ export interface Writes {
 export type Step<R> = (writes: Writes) => Generator<Read, R, unknown>;
 
 export interface Engine {
+  /**
+   * Whether a record may hold a Blob, kept as a handle onto stored bytes (IndexedDB, where the
+   * browser keeps Blobs). False where Blobs are refused or would be copied into the record: the
+   * store then keeps large bodies as bounded pieces of bytes.
+   */
+  readonly keepsBlobs: boolean;
   /** Runs `step` over a snapshot of `tables`; its writes throw. */
   read<R>(tables: Table<unknown>[], step: Step<R>): Promise<R>;
   /**
@@ -81,9 +101,19 @@ export function* range<V>(table: Table<V>, r: Range, o: { limit?: number; revers
   return (yield { op: 'range', table: table as Table<unknown>, range: r, ...o }) as V[];
 }
 
-/** Reads sent together: `const [a, b] = yield* all(getRead(A, k), rangeRead(B, r))`. */
-export function* all<T extends unknown[]>(...reads: { [K in keyof T]: Typed<T[K]> }): Generator<Read, T, unknown> {
-  return (yield { op: 'all', reads: reads.map((r) => r.read) }) as T;
+export function* count(table: Table<unknown>, r: Range): Generator<Read, number, unknown> {
+  return (yield { op: 'count', table, range: r }) as number;
+}
+
+/**
+ * Reads sent together: `const [a, b] = yield* all(getRead(A, k), rangeRead(B, r))`. An entry left
+ * undefined (a read only sometimes needed) is answered undefined.
+ */
+export function* all<T extends unknown[]>(...reads: { [K in keyof T]: Typed<T[K]> | undefined }): Generator<Read, T, unknown> {
+  const sent = reads.filter((r): r is Typed<unknown> => r !== undefined);
+  const answers = (yield { op: 'all', reads: sent.map((r) => r.read) }) as unknown[];
+  let at = 0;
+  return reads.map((r) => (r === undefined ? undefined : answers[at++])) as T;
 }
 
 /** A read with the type of its answer, for all(). */

@@ -1,0 +1,162 @@
+// The object rules, as steps: what a write makes current, what it replaces (into the history when
+// versioning is Enabled, else deleted with its bytes), deletes of the current object or of one
+// version, Delete Multiple, restore from an archive, move and metadata replacement. Each runs
+// inside a bucket write (store.ts), which has checked the bucket is still the one the request was
+// authorised for.
+import { all, get, getRead, range, type Read } from '../engine/types.ts';
+import { BUCKETS, OBJECTS, VERSIONS } from '../schema.ts';
+import type { BucketRecord, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal } from '../types.ts';
+import { dropBodies, idsOf, putBody, type PreparedBody } from './bodies.ts';
+import { charge, type WriteStep } from './usage.ts';
+
+/** What the object steps need besides the write: whether bodies may have pieces to delete. */
+export interface ObjectStep extends WriteStep {
+  pieces: boolean;
+}
+
+/** Whether `versionId` (from request text) can name a version at all: no key is anything else. */
+export const canBeVersion = (versionId: number | undefined): boolean =>
+  versionId === undefined || (Number.isSafeInteger(versionId) && versionId >= 0);
+
+/**
+ * Makes `next` the current object at its key. What it replaces goes into the history when the
+ * bucket's versioning is Enabled (getting a versionId if it had none), else its bytes are deleted.
+ * `added` is the number of bytes this write brings into the bucket; the owner is charged that
+ * less whatever is freed, and nothing is written when the quota refuses.
+ */
+export function* makeCurrent(
+  s: ObjectStep,
+  bucket: BucketRecord,
+  next: Omit<ObjectRecord, 'versionId'>,
+  added: number,
+  freed = 0,
+): Generator<Read, ObjectRecord | QuotaRefusal, unknown> {
+  const old = yield* get(OBJECTS, [next.bucket, next.key]);
+  const keepHistory = bucket.versioning === 'Enabled';
+  const delta = added - freed - (old && !keepHistory ? old.size : 0);
+  if (!(yield* charge(s, bucket, delta))) return 'quotaExceeded';
+  let counter = bucket.nextVersionId;
+  if (old && keepHistory) s.w.put(VERSIONS, { ...old, versionId: old.versionId ?? counter++ });
+  else yield* dropBodies(s.w, idsOf(old), s.pieces);
+  const made: ObjectRecord = keepHistory ? { ...next, versionId: counter++ } : { ...next };
+  s.w.put(OBJECTS, made);
+  if (counter !== bucket.nextVersionId) s.w.put(BUCKETS, { ...bucket, nextVersionId: counter });
+  return made;
+}
+
+/**
+ * Deletes the current object (its history stays) or one version. Deleting the current object by its
+ * versionId makes the newest historical version current again.
+ */
+export function* deleteOne(s: ObjectStep, bucket: BucketRecord, key: string, versionId?: number): Generator<Read, DeleteOutcome, unknown> {
+  if (!canBeVersion(versionId)) return 'noSuchVersion';
+  const current = yield* get(OBJECTS, [bucket.name, key]);
+  if (versionId === undefined || current?.versionId === versionId) {
+    if (!current) return 'deleted';
+    yield* charge(s, bucket, -current.size);
+    s.w.delete(OBJECTS, [bucket.name, key]);
+    yield* dropBodies(s.w, idsOf(current), s.pieces);
+    if (versionId !== undefined) {
+      // Deleting the current version by id: the previous version becomes current again.
+      const [previous] = yield* range(VERSIONS, { prefix: [bucket.name, key] }, { reverse: true, limit: 1 });
+      if (previous) {
+        s.w.put(OBJECTS, previous);
+        s.w.delete(VERSIONS, [bucket.name, key, previous.versionId ?? 0]);
+      }
+    }
+    return 'deleted';
+  }
+  const version = yield* get(VERSIONS, [bucket.name, key, versionId]);
+  if (!version) return 'noSuchVersion';
+  yield* charge(s, bucket, -version.size);
+  s.w.delete(VERSIONS, [bucket.name, key, versionId]);
+  yield* dropBodies(s.w, idsOf(version), s.pieces);
+  return 'deleted';
+}
+
+/** Delete Multiple: each entry in turn, later entries seeing earlier deletions; missing keys count as deleted. */
+export function* deleteMany(s: ObjectStep, bucket: BucketRecord, entries: { key: string; versionId?: number }[]): Generator<Read, DeleteOutcome[], unknown> {
+  const keys = entries.map((e) => e.key);
+  if (entries.some((e) => e.versionId !== undefined) || new Set(keys).size !== keys.length) {
+    const outcomes: DeleteOutcome[] = [];
+    for (const e of entries) outcomes.push(yield* deleteOne(s, bucket, e.key, e.versionId));
+    return outcomes;
+  }
+  // The common case, distinct keys and no versions: every read at once rather than one after the
+  // other. Each read is a round trip to the browser's IndexedDB backend, so the records come from
+  // one read of the keys' span when that span holds few others (a "folder" being deleted), and
+  // when it holds no others they go in one range delete: 1,000 keys are then a few requests and
+  // their bodies' instead of 3,000.
+  const sorted = [...keys].sort(); // code-unit order, as the engines compare strings
+  const span = { prefix: [bucket.name], start: [bucket.name, sorted[0]!], end: [bucket.name, sorted[sorted.length - 1]!] };
+  const limit = 2 * keys.length;
+  const inSpan = yield* range(OBJECTS, span, { limit });
+  const wanted = new Set(keys);
+  const found = inSpan.length < limit
+    ? inSpan.filter((o) => wanted.has(o.key))
+    : (yield* all(...keys.map((key) => getRead(OBJECTS, [bucket.name, key])))).filter((o) => o !== undefined);
+  yield* charge(s, bucket, -found.reduce((n, o) => n + o.size, 0));
+  if (inSpan.length < limit && found.length === inSpan.length) s.w.deleteRange(OBJECTS, span);
+  else for (const o of found) s.w.delete(OBJECTS, [bucket.name, o.key]);
+  yield* dropBodies(s.w, found.flatMap(idsOf), s.pieces);
+  return entries.map((): DeleteOutcome => 'deleted');
+}
+
+/**
+ * Puts back one stored version exactly as recorded (Store.restoreObject): as the current object or
+ * into the history; a clash is 'exists' unless `replace`, when the clashing record is deleted.
+ */
+export function* restore(
+  s: ObjectStep,
+  bucket: BucketRecord,
+  object: Omit<ObjectRecord, 'bucket' | 'chunks'>,
+  body: PreparedBody,
+  id: string,
+  how: { current: boolean; replace: boolean },
+): Generator<Read, 'ok' | 'exists' | QuotaRefusal, unknown> {
+  const v = object.versionId;
+  if (!how.current && v === undefined) throw new Error('a version in the history needs a versionId');
+  const [atKey, sameId] = yield* all(getRead(OBJECTS, [bucket.name, object.key]), v === undefined ? undefined : getRead(VERSIONS, [bucket.name, object.key, v]));
+  // The current object clashes when it is replaced, or when it carries the restored versionId.
+  const current = atKey && (how.current || (v !== undefined && atKey.versionId === v)) ? atKey : undefined;
+  const clashes = [current, sameId].filter((o) => o !== undefined);
+  if (clashes.length > 0 && !how.replace) return 'exists';
+  if (!(yield* charge(s, bucket, body.size - clashes.reduce((n, o) => n + o.size, 0)))) return 'quotaExceeded';
+  yield* dropBodies(s.w, clashes.flatMap(idsOf), s.pieces);
+  if (current) s.w.delete(OBJECTS, [bucket.name, object.key]);
+  if (sameId && v !== undefined) s.w.delete(VERSIONS, [bucket.name, object.key, v]);
+  const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] };
+  s.w.put(how.current ? OBJECTS : VERSIONS, record);
+  putBody(s.w, id, body);
+  if (v !== undefined && v >= bucket.nextVersionId) s.w.put(BUCKETS, { ...bucket, nextVersionId: v + 1 });
+  return 'ok';
+}
+
+/** Re-keys an object inside its bucket without touching its bytes; replaces the destination. */
+export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: string, lastModified: number): Generator<Read, ObjectRecord | 'noSuchKey', unknown> {
+  const source = yield* get(OBJECTS, [bucket.name, from]);
+  if (!source) return 'noSuchKey';
+  s.w.delete(OBJECTS, [bucket.name, from]);
+  // The bytes change key, not owner: nothing is added; the source's history stays at its key.
+  const moved: Omit<ObjectRecord, 'versionId'> & { versionId?: number } = { ...source, key: to, lastModified };
+  delete moved.versionId; // the destination is a new write: it gets its own versionId
+  const made = yield* makeCurrent(s, bucket, moved, 0);
+  if (made === 'quotaExceeded') throw new Error('a move never grows usage');
+  return made;
+}
+
+/** Replaces the response metadata; bytes and ETag stay. */
+export function* replaceMeta(s: WriteStep, bucket: BucketRecord, key: string, headers: ObjectHeaders, lastModified: number): Generator<Read, 'ok' | 'noSuchKey', unknown> {
+  const object = yield* get(OBJECTS, [bucket.name, key]);
+  if (!object) return 'noSuchKey';
+  s.w.put(OBJECTS, { ...object, ...headers, lastModified });
+  return 'ok';
+}
+
+/** The current object, or with `versionId` that version (current or historical). */
+export function* readVersion(bucket: string, key: string, versionId?: number): Generator<Read, ObjectRecord | undefined, unknown> {
+  if (!canBeVersion(versionId)) return undefined;
+  const object = yield* get(OBJECTS, [bucket, key]);
+  if (versionId === undefined || object?.versionId === versionId) return object;
+  return yield* get(VERSIONS, [bucket, key, versionId]);
+}
