@@ -36,6 +36,7 @@ const CROSS_ENGINE_TESTS = [
   'test/browser/engines.test.ts',
   'test/browser/engine-mount.test.ts',
   'test/browser/engine-data.test.ts',
+  'test/browser/engine-legacy.test.ts',
   'test/browser/engine-offline.test.ts',
   'test/browser/engine-console.test.ts',
   'test/browser/engine-lifecycle.test.ts',
