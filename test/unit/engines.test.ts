@@ -17,14 +17,16 @@ import { compareKeys } from '../../sw/store/engine/keys.ts';
 import { faultyEngine } from '../../sw/store/engine/faults.ts';
 import { openIdbStore } from '../../sw/store/idb.ts';
 import { ACCOUNTS as TODAY_ACCOUNTS, BODIES, BUCKETS, OBJECTS as TODAY_OBJECTS, PARTS, UPLOADS, VERSIONS } from '../../sw/store/schema.ts';
-import { all, get, getRead, range, rangeRead, type Engine, type Key, type Table } from '../../sw/store/engine/types.ts';
+import { all, count, get, getRead, range, rangeRead, type Engine, type Key, type Table } from '../../sw/store/engine/types.ts';
 
 interface Obj { bucket: string; key: string; n: number }
 interface Acc { id: string; used: number }
 
 const OBJECTS: Table<Obj> = { name: 'objects', parts: 2, key: (o) => [o.bucket, o.key] };
 const ACCOUNTS: Table<Acc> = { name: 'accounts', parts: 1, key: (a) => [a.id] };
-const TABLES = [OBJECTS, ACCOUNTS] as Table<unknown>[];
+/** A table of bare bytes under out-of-line keys, as the store keeps body pieces. */
+const BYTES: Table<Uint8Array> = { name: 'bytes', parts: 2 };
+const TABLES = [OBJECTS, ACCOUNTS, BYTES] as Table<unknown>[];
 
 async function openIdb(): Promise<Engine> {
   const factory = new IDBFactory();
@@ -34,6 +36,7 @@ async function openIdb(): Promise<Engine> {
       // As today's stores are: in-line keys for the objects, out-of-line for the accounts.
       req.result.createObjectStore('objects', { keyPath: ['bucket', 'key'] });
       req.result.createObjectStore('accounts');
+      req.result.createObjectStore('bytes');
     };
     req.onsuccess = () => resolve(req.result);
     req.onerror = () => reject(req.error);
@@ -105,6 +108,32 @@ for (const [name, open] of ENGINES) {
       expect(await r(undefined, false, ['b1', 'ab'])).toEqual(sorted.slice(0, 5));
       expect(await r(undefined, false, ['b1', 'ab'], true)).toEqual(sorted.slice(0, 4));
       expect(await r(['b1', 'a'], true, ['b1', 'z'], true)).toEqual(['a\u0000', 'a/b', 'ab']);
+    });
+
+    it('counts a range; keeps bare bytes under the keys given, read back in key order', async () => {
+      const e = await seeded();
+      await e.write(TABLES, function* (w) {
+        for (const [id, n] of [['y', 2], ['x', 10], ['x', 2], ['x', 0]] as const) w.put(BYTES, new Uint8Array([n, 7]), [id, n]);
+      });
+      const read = await e.read(TABLES, function* () {
+        return yield* all(
+          rangeRead(BYTES, { prefix: ['x'] }),
+          rangeRead(BYTES, { prefix: [], start: ['x', 2], end: ['y', 2] }),
+        );
+      });
+      expect(read.map((values) => values.map((v) => (expect(v).toBeInstanceOf(Uint8Array), Array.from(v)))))
+        .toEqual([[0, 2, 10], [2, 10, 2]].map((ns) => ns.map((n) => [n, 7])));
+      expect(await e.read(TABLES, function* () {
+        return [
+          yield* count(OBJECTS, { prefix: ['b1'] }),
+          yield* count(OBJECTS, { prefix: ['b1'], start: ['b1', 'a'], startOpen: true, end: ['b1', 'z'] }),
+          yield* count(BYTES, { prefix: [] }),
+          yield* count(ACCOUNTS, { prefix: ['nobody'] }),
+        ];
+      })).toEqual([KEYS.length, 4, 4, 0]);
+      await expect(e.write(TABLES, function* (w) {
+        w.put(BYTES, new Uint8Array([1]));
+      })).rejects.toThrow(/needs a key/);
     });
 
     it('gets one record of a one-part and of a two-part table; a missing one is undefined', async () => {

@@ -1,6 +1,6 @@
 // The small engine interface the store's rules are written over (issue 22): ordered tables of
 // records, reads and writes grouped into atomic steps. An engine is IndexedDB, LMDB or memory; the
-// rules (sw/store/rules/, to come) are written once against this.
+// rules (sw/store/rules/) are written once against this.
 //
 // A step is a generator function: it yields the reads it needs and gets their answers back, and
 // issues writes without waiting for them. It cannot `await` (a syntax error in a `function*`), so
