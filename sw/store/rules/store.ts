@@ -30,7 +30,13 @@ export interface StoreOptions {
   mayHavePieces?: boolean;
 }
 
-const READ_TABLES = [BUCKETS, OBJECTS, VERSIONS, BODIES, PIECES, UPLOADS, UPLOAD_KEYS, PARTS] as Table<unknown>[];
+/**
+ * What each read spans besides the bucket: no more, since a read transaction waits for every write
+ * whose tables overlap its own.
+ */
+const VERSION_TABLES = [OBJECTS, VERSIONS] as Table<unknown>[];
+const OBJECT_TABLES = [OBJECTS, VERSIONS, BODIES, PIECES] as Table<unknown>[];
+const UPLOAD_TABLES = [UPLOADS, UPLOAD_KEYS, PARTS] as Table<unknown>[];
 
 /**
  * What a new store holds: the root account (docs/protocol.md, "Accounts"), its usage exact. For an
@@ -106,8 +112,8 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
    * body's first reads rather than before them (a GET of 1 KiB is then two round trips, not
    * three); what they found in a bucket that turns out to be another one is dropped.
    */
-  const bucketRead = <T>(ref: BucketRef, body: () => Generator<Read, T, unknown>) =>
-    engine.read(READ_TABLES, function* () {
+  const bucketRead = <T>(ref: BucketRef, tables: Table<unknown>[], body: () => Generator<Read, T, unknown>) =>
+    engine.read([BUCKETS, ...tables], function* () {
       const g = body();
       let next = g.next();
       const [bucket, answer] = next.done
@@ -207,9 +213,9 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       return 'ok';
     })),
 
-    headObject: (ref, key, versionId) => bucketRead(ref, () => readVersion(ref.name, key, versionId)),
+    headObject: (ref, key, versionId) => bucketRead(ref, VERSION_TABLES, () => readVersion(ref.name, key, versionId)),
 
-    getObject: (ref, key, versionId) => bucketRead(ref, function* () {
+    getObject: (ref, key, versionId) => bucketRead(ref, OBJECT_TABLES, function* () {
       // The body this key had when last seen is read together with the record: one round trip
       // instead of two when it is still the one, and only wasted reading when it is not.
       const hint = versionId === undefined ? caches.hintOf(ref, key) : undefined;
@@ -271,8 +277,8 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
     deleteObjects: (ref, entries) => freeing(ref, (s, bucket) => deleteMany(s, bucket, entries)),
     moveObject: (ref, from, to, lastModified) => bucketWrite(ref, (s, bucket) => move(s, bucket, from, to, lastModified)),
     putObjectMeta: (ref, key, headers: ObjectHeaders, lastModified) => bucketWrite(ref, (s, bucket) => replaceMeta(s, bucket, key, headers, lastModified)),
-    listObjects: (ref, o: ListObjectsOptions) => bucketRead(ref, () => listObjects(ref.name, o)),
-    listObjectVersions: (ref, o: ListObjectVersionsOptions) => bucketRead(ref, () => listVersions(ref.name, o)),
+    listObjects: (ref, o: ListObjectsOptions) => bucketRead(ref, [OBJECTS], () => listObjects(ref.name, o)),
+    listObjectVersions: (ref, o: ListObjectVersionsOptions) => bucketRead(ref, VERSION_TABLES, () => listVersions(ref.name, o)),
 
     createMultipartUpload: (ref, upload: Omit<UploadRecord, 'bucket' | 'bucketId'>) => bucketWrite(ref, (s, bucket) => start(s, bucket, upload)),
 
@@ -302,8 +308,8 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       }
     },
 
-    listParts: (ref, uploadId, marker, max) => bucketRead(ref, () => listParts(ref, uploadId, marker, max)),
-    listMultipartUploads: (ref, o: ListMultipartUploadsOptions) => bucketRead(ref, () => listUploads(ref.name, o)),
+    listParts: (ref, uploadId, marker, max) => bucketRead(ref, UPLOAD_TABLES, () => listParts(ref, uploadId, marker, max)),
+    listMultipartUploads: (ref, o: ListMultipartUploadsOptions) => bucketRead(ref, UPLOAD_TABLES, () => listUploads(ref.name, o)),
   };
   engineOf.set(store, engine);
   return store;
