@@ -1,6 +1,6 @@
 // The rows every figure produces, the table printed at the end, bench/results.json and bench/RESULTS.md.
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { median } from './stats.ts';
 
@@ -97,6 +97,29 @@ export function machine(chromium: string, started: number): Machine {
   };
 }
 
+/**
+ * Runs of an earlier version kept in bench/earlier/*.json (the same figures, measured the same way
+ * on this machine), each shown beside this run: a change's rows side by side with the old numbers.
+ */
+async function earlierSections(rows: Row[]): Promise<string[]> {
+  const dir = new URL('../earlier/', import.meta.url);
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).sort();
+  const out: string[] = [];
+  for (const file of files) {
+    const e = JSON.parse(await readFile(new URL(file, dir), 'utf8')) as { label: string; commit: string; date: string; runs: Row[][] };
+    const ratios = (name: string) => e.runs.map((run) => run.find((r) => r.name === name)).filter((r) => r !== undefined).map((r) => num(r.ratio));
+    const shared = rows.filter((r) => ratios(r.name).length > 0);
+    if (shared.length === 0) continue;
+    out.push(
+      `## Beside ${e.label}`, '',
+      `Ratios of ${e.runs.length} runs at ${e.commit} (${e.date}, this machine; bench/earlier/${file}) and of this run. Each ratio is against its own baseline measured in the same run, so ratios compare across runs; the spread between runs of one version is the noise.`, '',
+      '| fig | figure | earlier ratios | this run | unit |', '| --- | --- | ---: | ---: | --- |',
+      ...shared.map((r) => `| ${r.figure} | ${r.name} | ${ratios(r.name).join(', ')} | ${num(r.ratio)} | ${r.unit} |`), '',
+    );
+  }
+  return out;
+}
+
 export async function writeResults(
   dir: string, rows: Row[], m: Machine, explanations: { misses: string[]; observations: string[] }, methodNotes: string[],
 ): Promise<void> {
@@ -129,6 +152,7 @@ export async function writeResults(
     ...(missed.length === 0 ? ['Every target was met in this run.'] : ['Each missed target with its cause, measured in this run.', '', ...explanations.misses]),
     '',
     ...(explanations.observations.length ? ['## Also seen', '', ...explanations.observations, ''] : []),
+    ...(await earlierSections(rows)),
   ].join('\n');
   await writeFile(`${dir}/RESULTS.md`, md);
 }
