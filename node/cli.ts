@@ -97,7 +97,8 @@ async function runServe(args: string[]): Promise<void> {
   const running = await startServer({
     port, host: values.host ?? '127.0.0.1', ...(values.endpoint ? { endpoint: values.endpoint } : {}), ...(values.data ? { dataDir: values.data } : {}),
   });
-  const where = running.dataDir === undefined ? 'data in memory: gone when it stops' : `data kept in ${running.dataDir}`;
+  const upgraded = running.dataUpgradedFrom === undefined ? '' : `; upgraded from the layout of an earlier swbucket (${running.dataUpgradedFrom}), which can no longer open it`;
+  const where = running.dataDir === undefined ? 'data in memory: gone when it stops' : `data kept in ${running.dataDir}${upgraded}`;
   console.log(`swbucket ${VERSION} listening on ${running.url} (${where})
   buckets: ${running.url}/{bucket}/{key} (path style), or Host: {bucket}.${running.endpoint}
   root credentials: AccessKeyId svcadmin, secret svcadmin-secret; every request is signed but anonymous reads of public-read buckets

@@ -89,6 +89,8 @@ export type LmdbStore = Store & {
   /** Waits for writes in flight, closes the environment and releases the directory. */
   close(): Promise<void>;
   readonly path: string;
+  /** The layout an earlier swbucket wrote the directory in, when this open upgraded it. */
+  readonly upgradedFrom?: number;
 };
 
 export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStore> {
@@ -121,9 +123,10 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
     }
   }
 
+  let layout: Awaited<ReturnType<typeof upgradeLayout>>;
   try {
-    const created = await upgradeLayout(env, dir);
-    if (created) {
+    layout = await upgradeLayout(env, dir);
+    if (layout.created) {
       // LMDB syncs its files, not the directory: make the new files' names durable too.
       const fd = openSync(dir, 'r');
       try {
@@ -141,6 +144,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
   const store = openStore(engine);
   return Object.assign(store, {
     path: dir,
+    ...(layout.upgradedFrom !== undefined ? { upgradedFrom: layout.upgradedFrom } : {}),
     close: async () => {
       engine.close();
       await close();

@@ -31,9 +31,9 @@ type Raw = Database<Buffer, Buffer>;
 
 /**
  * Brings the directory's layout to LAYOUT: sets it up when new (with the root account), upgrades
- * an earlier one. True when the directory was new.
+ * an earlier one. Says which it did.
  */
-export async function upgradeLayout(env: RootDatabase, dir: string): Promise<boolean> {
+export async function upgradeLayout(env: RootDatabase, dir: string): Promise<{ created: boolean; upgradedFrom?: number }> {
   const meta = env.openDB<unknown, string>('meta', {});
   const table = <V>(name: string) => env.openDB<V, Buffer>(name, { keyEncoding: 'binary' });
   const accounts = table<Account>('accounts');
@@ -42,7 +42,7 @@ export async function upgradeLayout(env: RootDatabase, dir: string): Promise<boo
   if (layout !== undefined && layout > LAYOUT) {
     throw new DataDirError(`${dir} holds data of a later swbucket (layout ${layout}; this one reads ${LAYOUT})`);
   }
-  if (layout === LAYOUT) return false;
+  if (layout === LAYOUT) return { created: false };
   if (layout === undefined) {
     await env.childTransaction(() => {
       if (meta.get('schema') !== undefined) return;
@@ -51,7 +51,7 @@ export async function upgradeLayout(env: RootDatabase, dir: string): Promise<boo
       if (accounts.get(root) === undefined) accounts.put(root, ROOT_ACCOUNT_RECORD);
       markers.put(root, { accessKeyId: ROOT_ACCOUNT_RECORD.accessKeyId });
     });
-    return true;
+    return { created: true };
   }
 
   // Layout 1. The bodies, a batch per transaction.
@@ -102,5 +102,5 @@ export async function upgradeLayout(env: RootDatabase, dir: string): Promise<boo
     meta.remove('upgrade-bodies-after');
     meta.put('schema', LAYOUT);
   });
-  return false;
+  return { created: false, upgradedFrom: layout };
 }

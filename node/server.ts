@@ -38,6 +38,11 @@ export interface RunningServer {
   endpoint: string;
   /** The directory the data is kept in (absolute), or undefined when it lives in memory. */
   dataDir: string | undefined;
+  /**
+   * Set when this start upgraded the data directory from the layout an earlier swbucket wrote
+   * (its number): the data is read as before; an earlier swbucket can no longer open it.
+   */
+  dataUpgradedFrom?: number;
   /** Stops accepting requests, finishes those under way and closes the store (the data directory is free again). */
   close(): Promise<void>;
 }
@@ -217,6 +222,7 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     port,
     endpoint,
     dataDir: 'path' in store ? store.path : undefined,
+    ...('upgradedFrom' in store && store.upgradedFrom !== undefined ? { dataUpgradedFrom: store.upgradedFrom } : {}),
     close: () => new Promise<void>((resolve) => {
       server.close(() => {
         stdout?.flush();

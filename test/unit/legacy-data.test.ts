@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { IDBFactory } from 'fake-indexeddb';
 import { openLmdbStore } from '../../node/lmdb-store.ts';
+import { startServer } from '../../node/server.ts';
 import { openIdbStore } from '../../sw/store/idb.ts';
 import { engineOf } from '../../sw/store/rules/store.ts';
 import { BODIES } from '../../sw/store/schema.ts';
@@ -49,6 +50,7 @@ describe('a --data directory written by the LMDB store of layout 1', () => {
     execFileSync('tar', ['xzf', fixture('legacy-data-dir.tar.gz'), '-C', dir]);
     const store = await openLmdbStore({ path: join(dir, 'data') });
     try {
+      expect(store.upgradedFrom).toBe(1);
       expect(await described(store)).toEqual(expected);
       expect(integrity(await contents(store))).toEqual(SOUND);
       const photos = (await store.getBucket('photos'))!;
@@ -62,12 +64,23 @@ describe('a --data directory written by the LMDB store of layout 1', () => {
     // Opened again (layout 2 now): the same, and then written to.
     const again = await openLmdbStore({ path: join(dir, 'data') });
     try {
+      expect(again.upgradedFrom).toBeUndefined();
       expect(await described(again)).toEqual(expected);
       await stillWorks(again);
     } finally {
       await again.close();
     }
   });
+});
+
+it('`swbucket serve --data` on such a directory says it upgraded it (startServer: dataUpgradedFrom)', async () => {
+  const dir = tempDir();
+  execFileSync('tar', ['xzf', fixture('legacy-data-dir.tar.gz'), '-C', dir]);
+  const first = await startServer({ port: 0, log: () => {}, dataDir: join(dir, 'data') });
+  await first.close();
+  const second = await startServer({ port: 0, log: () => {}, dataDir: join(dir, 'data') });
+  await second.close();
+  expect([first.dataUpgradedFrom, second.dataUpgradedFrom]).toEqual([1, undefined]);
 });
 
 interface Dump {
