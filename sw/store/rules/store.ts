@@ -109,8 +109,9 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
 
   /**
    * A read within one bucket, in one read step. The bucket's record is read together with the
-   * body's first reads rather than before them (a GET of 1 KiB is then two round trips, not
-   * three); what they found in a bucket that turns out to be another one is dropped.
+   * body's first reads rather than before them (a GET of 1 KiB is then one round trip, not
+   * two, when the body guessed from its key's last read is still the one); what they found in a
+   * bucket that turns out to be another one is dropped.
    */
   const bucketRead = <T>(ref: BucketRef, tables: Table<unknown>[], body: () => Generator<Read, T, unknown>) =>
     engine.read([BUCKETS, ...tables], function* () {
