@@ -2,7 +2,8 @@
 // All of it through swbucket/client over HTTP, so it works against any running swbucket server;
 // the file is streamed both ways (fs.openAsBlob reads it from disk as it is sent).
 import { createReadStream, createWriteStream, openAsBlob } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { link, lstat, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createClient } from '../src/client/client.ts';
 import { isEmptyStore } from '../src/client/store-state.ts';
@@ -26,19 +27,48 @@ export function rootClient(c: Connection): Client {
   });
 }
 
+/** Where an export would replace a file that exists, and was not told to (`force`). */
+export class OutputExistsError extends Error {
+  override readonly name = 'OutputExistsError';
+}
+
 /**
- * Writes the archive to `file` (a temporary name first, renamed when whole: a cut export never
- * leaves a file that looks finished). Calls `progress` with the bytes written so far.
+ * A file name the server suggested (Content-Disposition), reduced to a plain name in the working
+ * folder: no folder part (`../x.tar`, `/etc/x`, `a\\b`), nothing but letters, digits and `._-`, no
+ * leading dot, at most 200 characters, ending in `.tar`; one with nothing left is `swbucket.tar`.
+ * The server is not trusted to choose where the CLI writes.
+ */
+export function safeFileName(suggested: string): string {
+  const last = suggested.split(/[\\/]/).pop() ?? '';
+  let name = last.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._]+/, '').slice(0, 200);
+  if (!/[A-Za-z0-9]/.test(name)) name = 'swbucket';
+  return name.endsWith('.tar') ? name : `${name}.tar`;
+}
+
+/**
+ * Writes the archive to `file` (a name the server suggests goes through safeFileName first). The
+ * bytes go to a new temporary file beside it, created exclusively (never through a link planted
+ * there), moved into place when whole: a cut export never leaves a file that looks finished. An
+ * existing `file` is replaced only with `force` (else OutputExistsError, before anything is read;
+ * and the final move refuses to replace one that appeared meanwhile). Calls `progress` with the
+ * bytes written so far.
  */
 export async function exportToFile(
   c: Connection,
   file: string | ((suggested: string) => string),
   o: Omit<ExportOptions, 'signal'> = {},
   progress?: (written: number, expectedAbout: number) => void,
+  write: { force?: boolean } = {},
 ): Promise<{ file: string; bytes: number; objects: number }> {
+  const exists = async (path: string) => (await lstat(path).catch(() => null)) !== null;
+  if (typeof file === 'string' && !write.force && (await exists(file))) throw new OutputExistsError(`${file} exists: pass --force to replace it`);
   const archive = await rootClient(c).exportArchive(o);
-  const target = typeof file === 'string' ? file : file(archive.fileName);
-  const partial = `${target}.partial`;
+  const target = typeof file === 'string' ? file : file(safeFileName(archive.fileName));
+  if (!write.force && (await exists(target))) {
+    await archive.body.cancel();
+    throw new OutputExistsError(`${target} exists: pass --force to replace it`);
+  }
+  const partial = join(dirname(target), `.${basename(target)}.${crypto.randomUUID()}.partial`);
   let bytes = 0;
   const expected = archive.objectBytes + 512 * (archive.objects + 3);
   const counting = new TransformStream<Uint8Array, Uint8Array>({
@@ -49,8 +79,16 @@ export async function exportToFile(
     },
   });
   try {
-    await archive.body.pipeThrough(counting).pipeTo(Writable.toWeb(createWriteStream(partial)));
-    await rename(partial, target);
+    // 'wx': O_CREAT | O_EXCL, which fails on anything already at the name, a symbolic link included.
+    await archive.body.pipeThrough(counting).pipeTo(Writable.toWeb(createWriteStream(partial, { flags: 'wx' })));
+    if (write.force) await rename(partial, target);
+    else {
+      // link() refuses an existing name: no file that appeared meanwhile is replaced.
+      await link(partial, target).catch((e: NodeJS.ErrnoException) => {
+        throw e.code === 'EEXIST' ? new OutputExistsError(`${target} exists: pass --force to replace it`) : e;
+      });
+      await rm(partial);
+    }
   } catch (e) {
     await rm(partial, { force: true });
     throw e;

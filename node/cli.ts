@@ -5,7 +5,7 @@ import { init, InitError } from './init.ts';
 import { startServer } from './server.ts';
 import { existsSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { exportToFile, importFromFile, rootClient, seedIfEmpty, type Connection } from './archive.ts';
+import { OutputExistsError, exportToFile, importFromFile, rootClient, seedIfEmpty, type Connection } from './archive.ts';
 import { SvcClientError } from '../src/client/errors.ts';
 import { VERSION } from '../protocol/version.ts';
 
@@ -20,9 +20,9 @@ const USAGE = {
       and is gone when it stops, or with --data is kept in DIR (created if missing): every write
       is on disk before its answer, and one server at a time owns DIR. --seed FILE: import that
       archive (swbucket export) when the store is empty, as a fixture; a store with data is left alone.`,
-  export: `  swbucket export [-o FILE] [--bucket NAME]... [--versions] [--accounts] [--endpoint URL]
+  export: `  swbucket export [-o FILE] [--force] [--bucket NAME]... [--versions] [--accounts] [--endpoint URL]
       Save a running server's data as a tar archive (default file: swbucket-DATE-TIME.tar here;
-      -o - writes to stdout). --bucket: only these buckets; --versions: every stored version;
+      -o - writes to stdout; an existing file is replaced only with --force). --bucket: only these buckets; --versions: every stored version;
       --accounts: the accounts too, with their secrets (keep such a file as you keep a password).`,
   import: `  swbucket import FILE [--conflict fail|skip|overwrite] [--endpoint URL]
       Put an archive's buckets, objects (and accounts) back into a running server. Where an object
@@ -151,7 +151,7 @@ async function runExport(args: string[]): Promise<void> {
     args,
     options: {
       output: { type: 'string', short: 'o' }, bucket: { type: 'string', multiple: true },
-      versions: { type: 'boolean' }, accounts: { type: 'boolean' }, endpoint: { type: 'string' },
+      versions: { type: 'boolean' }, accounts: { type: 'boolean' }, endpoint: { type: 'string' }, force: { type: 'boolean' },
     },
   });
   const c = connection(values.endpoint);
@@ -165,15 +165,16 @@ async function runExport(args: string[]): Promise<void> {
       return;
     }
     let shown = 0;
-    const r = await exportToFile(c, (suggested) => values.output ?? suggested, options, (written, about) => {
+    const r = await exportToFile(c, values.output ?? ((suggested) => suggested), options, (written, about) => {
       if (process.stderr.isTTY && written - shown > 4 * 1048576) {
         shown = written;
         process.stderr.write(`\r  ${mib(written)} of about ${mib(about)}`);
       }
-    });
+    }, { force: values.force === true });
     if (shown > 0) process.stderr.write('\n');
     console.log(`swbucket: exported ${r.objects} object${r.objects === 1 ? '' : 's'} (${mib(r.bytes)}) to ${r.file}`);
   } catch (e) {
+    if (e instanceof OutputExistsError) fail(e.message, 1);
     archiveFailure(e, c);
   }
 }
