@@ -115,7 +115,7 @@ function readBucket(v: unknown, i: number): ArchiveBucket {
   const owner = field(v, 'owner', (x): x is string => typeof x === 'string' && ACCESS_KEY_ID.test(x), where, 'an account id');
   const acl = field(v, 'acl', (x): x is Acl => x === 'private' || x === 'public-read', where, '"private" or "public-read"');
   const created = field(v, 'created', (x): x is number => isInt(x, 0, 8.64e15), where, 'milliseconds since the epoch');
-  const nextVersionId = field(v, 'nextVersionId', (x): x is number => isInt(x, 1, 1e15), where, 'a positive integer');
+  const nextVersionId = field(v, 'nextVersionId', (x): x is number => isInt(x, 1, 10 ** limits.versionIdDigits), where, `a positive integer up to ${10 ** limits.versionIdDigits}`);
   const bucket: ArchiveBucket = { name, owner, acl, created, nextVersionId };
   if (v.versioning !== undefined) {
     bucket.versioning = field(v, 'versioning', (x): x is 'Enabled' | 'Suspended' => x === 'Enabled' || x === 'Suspended', where, '"Enabled" or "Suspended"');
@@ -164,7 +164,7 @@ function readObject(v: unknown, i: number, buckets: Set<string>): ArchiveObject 
     return malformed(`${where}: ${(e as Error).message}`);
   }
   if (v.objectMd5 !== undefined) o.objectMd5 = field(v, 'objectMd5', (x): x is string => typeof x === 'string' && MD5.test(x), where, 'a lower-case hex MD5');
-  if (v.versionId !== undefined) o.versionId = field(v, 'versionId', (x): x is number => isInt(x, 1, 1e15 - 1), where, 'a positive integer');
+  if (v.versionId !== undefined) o.versionId = field(v, 'versionId', (x): x is number => isInt(x, 1, 10 ** limits.versionIdDigits - 1), where, `a positive integer of at most ${limits.versionIdDigits} digits`);
   else if (!o.current) malformed(`${where}: a version that is not current needs its versionId.`);
   return o;
 }

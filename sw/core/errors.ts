@@ -2,7 +2,7 @@
 // parser throw their own errors, which asSvcError() names here; handler.ts turns the result (and
 // anything unexpected, as InternalError) into the XML error body of docs/protocol.md, "Errors".
 import { XmlError, xmlResponse } from './xml.ts';
-import { StoreQuotaError } from '../store/errors.ts';
+import { StoreLimitError, StoreQuotaError } from '../store/errors.ts';
 
 const STATUS = {
   AccessDenied: 403,
@@ -73,6 +73,7 @@ export function asSvcError(e: unknown): SvcError | undefined {
   if (e instanceof SvcError) return e;
   if (e instanceof XmlError) return new SvcError('MalformedXML', e.detail);
   if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', e.message);
+  if (e instanceof StoreLimitError) return new SvcError('InvalidArgument', e.message);
   return undefined;
 }
 

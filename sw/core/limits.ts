@@ -1,5 +1,7 @@
 // The service's size, count and time limits in one place (docs/protocol.md, "Limits"). The
 // bounds of account fields are checked in ops/accounts.ts, those of bucket names in protocol/address.ts.
+import { MAX_VERSION_ID } from '../store/rules/objects.ts';
+
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
@@ -24,4 +26,12 @@ export const limits = {
   maxPartsMax: 1000,
   maxUploadsMax: 1000,
   clockSkewMs: 15 * 60 * 1000,
+  /**
+   * A version id is at most 15 digits wherever a request names one (?versionId, Delete Multiple),
+   * and a bucket hands out no longer one (sw/store/rules/objects.ts, MAX_VERSION_ID): a write
+   * that would need one is refused (issue 23, F6: an archive set a counter of 1e15, and every
+   * later version was unreachable). An archive may bring any state a bucket can reach: versionIds
+   * up to the largest, and a next version id one past it.
+   */
+  versionIdDigits: String(MAX_VERSION_ID).length,
 } as const;

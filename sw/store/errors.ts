@@ -17,3 +17,11 @@ export class StoreQuotaError extends Error {
 export function isQuotaError(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'QuotaExceededError';
 }
+
+/**
+ * The store refused a write at one of its own limits (a bucket that has handed out every version
+ * id a request can name): changed nothing; the message says what to do.
+ */
+export class StoreLimitError extends Error {
+  override readonly name = 'StoreLimitError';
+}

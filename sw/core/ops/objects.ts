@@ -108,11 +108,14 @@ function notModified(o: ObjectRecord): Response {
   });
 }
 
+/** What a version id in a request may be (docs/protocol.md, "Versioning"). */
+const VERSION_ID = new RegExp(`^\\d{1,${limits.versionIdDigits}}$`);
+
 /** ?versionId=N, when the request names a version. */
 function versionIdOf(ctx: Context): number | undefined {
   const text = ctx.query.get('versionId');
   if (text === null) return undefined;
-  if (!/^\d{1,15}$/.test(text)) return fail('NoSuchVersion', `There is no version "${text}".`);
+  if (!VERSION_ID.test(text)) return fail('NoSuchVersion', `There is no version "${text}".`);
   return Number(text);
 }
 
@@ -189,7 +192,7 @@ export async function deleteObjects(ctx: Context): Promise<Response> {
     const key = childText(o, 'Key') ?? fail('MalformedXML', 'Every Object needs a Key.');
     const versionText = childText(o, 'VersionId')?.trim();
     // A VersionId that is not a number names no version: NoSuchVersion for that entry.
-    const versionId = versionText === undefined ? undefined : /^\d{1,15}$/.test(versionText) ? Number(versionText) : -1;
+    const versionId = versionText === undefined ? undefined : VERSION_ID.test(versionText) ? Number(versionText) : -1;
     return { key, versionId, versionText };
   });
   const outcomes = written(await ctx.store.deleteObjects(bucket, requested));

@@ -5,6 +5,7 @@
 // authorised for.
 import { all, get, getRead, range, type Read } from '../engine/types.ts';
 import { BUCKETS, OBJECTS, VERSIONS } from '../schema.ts';
+import { StoreLimitError } from '../errors.ts';
 import type { BucketRecord, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal } from '../types.ts';
 import { dropBodies, idsOf, putBody, type PreparedBody } from './bodies.ts';
 import { charge, type WriteStep } from './usage.ts';
@@ -13,6 +14,12 @@ import { charge, type WriteStep } from './usage.ts';
 export interface ObjectStep extends WriteStep {
   pieces: boolean;
 }
+
+/**
+ * The highest version id a bucket hands out: 15 digits, the most a request may name
+ * (sw/core/limits.ts). Reached only through an archive that set the bucket's counter near it.
+ */
+export const MAX_VERSION_ID = 1e15 - 1;
 
 /** Whether `versionId` (from request text) can name a version at all: no key is anything else. */
 export const canBeVersion = (versionId: number | undefined): boolean =>
@@ -39,6 +46,9 @@ export function* makeCurrent(
   if (old && keepHistory) s.w.put(VERSIONS, { ...old, versionId: old.versionId ?? counter++ });
   else yield* dropBodies(s.w, idsOf(old), s.pieces);
   const made: ObjectRecord = keepHistory ? { ...next, versionId: counter++ } : { ...next };
+  if (counter - 1 > MAX_VERSION_ID) {
+    throw new StoreLimitError(`Bucket ${bucket.name} has handed out every version id a request can name (up to ${MAX_VERSION_ID}): suspend its versioning to write on, or copy its objects to a new bucket.`);
+  }
   s.w.put(OBJECTS, made);
   if (counter !== bucket.nextVersionId) s.w.put(BUCKETS, { ...bucket, nextVersionId: counter });
   return made;
