@@ -45,8 +45,12 @@ export interface Manifest {
 
 // ---- names of the data files -------------------------------------------------------------------
 
-/** A key segment that extracts as itself on POSIX and Windows file systems. */
-const PLAIN_SEGMENT = /^(?!\.{1,2}$)[^\x00-\x1f\x7f\\:*?"<>|]{1,200}$/u;
+/** A key segment that extracts as itself on POSIX and Windows file systems (its length aside). */
+const PLAIN_SEGMENT = /^(?!\.{1,2}$)[^\x00-\x1f\x7f\\:*?"<>|]+$/u;
+/** The longest file name a POSIX file system takes (NAME_MAX), in bytes: what tar extracts into. */
+const NAME_MAX_BYTES = 255;
+const utf8 = new TextEncoder();
+const plainSegment = (s: string): boolean => PLAIN_SEGMENT.test(s) && utf8.encode(s).length <= NAME_MAX_BYTES;
 
 /**
  * Gives each stored version a file name: `objects/{bucket}/{key}` for current objects and
@@ -64,7 +68,7 @@ export function fileNamer(): (object: Omit<ArchiveObject, 'file'>) => string {
     const path = [...base, ...segments];
     const name = path.join('/');
     const parents = path.slice(0, -1).map((_, i) => path.slice(0, i + 1).join('/'));
-    const clean = segments.every((s) => PLAIN_SEGMENT.test(s))
+    const clean = segments.every(plainSegment)
       && !files.has(name) && !dirs.has(name) && !parents.some((p) => files.has(p));
     if (!clean) return `other/${++other}`;
     files.add(name);

@@ -7,8 +7,11 @@
 import { describe, it, expect } from 'vitest';
 import { createHash } from 'node:crypto';
 import { packTar } from 'modern-tar';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { buildRequest, newService, send, errorCode, type SendOptions } from '../support/service.ts';
-import { STORE_KINDS } from '../support/stores.ts';
+import { STORE_KINDS, tempDir } from '../support/stores.ts';
 import { limits } from '../../sw/core/limits.ts';
 
 const S = 'http://svc.localhost';
@@ -75,3 +78,34 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+// Issue 23, F7: an export's file names fit what tar extracts into: a key segment over 255 bytes
+// (NAME_MAX) — 100 CJK characters are 300 bytes — goes under other/N; one of exactly 255 bytes
+// keeps its name. GNU tar extracts the whole archive, every file with its bytes.
+describe('export names GNU tar extracts', () => {
+  it('segments over 255 bytes go under other/, 255 bytes keep their name; tar -x succeeds', async () => {
+    const { handle } = await newService();
+    const call = (method: string, url: string, o: SendOptions = {}) => send(handle, method, url, o);
+    await call('PUT', `${B}/`);
+    const long = '文'.repeat(100); // 300 bytes
+    const fits = '文'.repeat(85); // 255 bytes
+    const keys = [`dir/${long}`, `${fits}/x`, `a${'b'.repeat(254)}`, `c${'d'.repeat(255)}`];
+    for (const key of keys) {
+      const r = await call('PUT', `${B}/${key.split('/').map(encodeURIComponent).join('/')}`, { body: key });
+      expect(r.status, r.text).toBe(200);
+    }
+    const exported = await handle(await buildRequest('GET', `${S}/?export`));
+    expect(exported.status).toBe(200);
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a.tar'), new Uint8Array(await exported.arrayBuffer()));
+    mkdirSync(join(dir, 'x'));
+    execFileSync('tar', ['-xf', join(dir, 'a.tar'), '-C', join(dir, 'x')]);
+    const manifest = JSON.parse(readFileSync(join(dir, 'x', 'swbucket.json'), 'utf8')) as { objects: { key: string; file: string }[] };
+    const fileOf = (key: string) => manifest.objects.find((o) => o.key === key)!.file;
+    expect(fileOf(`dir/${long}`)).toMatch(/^other\/\d+$/);
+    expect(fileOf(`c${'d'.repeat(255)}`)).toMatch(/^other\/\d+$/);
+    expect(fileOf(`${fits}/x`)).toBe(`objects/photos/${fits}/x`);
+    expect(fileOf(`a${'b'.repeat(254)}`)).toBe(`objects/photos/a${'b'.repeat(254)}`);
+    for (const key of keys) expect(readFileSync(join(dir, 'x', fileOf(key)), 'utf8')).toBe(key);
+  });
+});
