@@ -1,7 +1,11 @@
-// What a log may keep of a request (docs/protocol.md, "Every response"): never a signature. The
-// signature part of `Authorization` and every `Signature` query value (in the URL, in a Referer,
-// in any header) become `…`; the access key id stays. One function, redactEntry(), used by every
-// log path: the handler's onLog, the request log ring, the server's stdout line.
+// What a log may keep of a request (docs/protocol.md, "Every response"): never a signature, nor
+// anything shaped like one, whether the service reads it or not. The signature part of
+// `Authorization` (and of any header whose name holds "authorization", as a proxy's
+// X-Forwarded-Authorization, or "signature"), every `SVC key:signature` wherever it appears in a
+// header, and every `Signature` parameter of a URL's query or fragment (also one whose name itself
+// carries the value, `Signature%3D…`) become `…`; the access key id stays. One function,
+// redactEntry(), used by every log path: the handler's onLog, the request log ring, the server's
+// stdout line.
 import type { LogEntry } from './handler.ts';
 
 export const REDACTED = '…';
@@ -21,31 +25,42 @@ function decodedName(raw: string): string {
   }
 }
 
-/**
- * Every `Signature=…` parameter in the query part (after the first `?`) of a URL, or of any header
- * value holding one, with its value replaced. The name is compared as the service reads it:
- * percent-decoded, and here also case-insensitively.
- */
-export function redactSignatures(text: string): string {
-  const q = text.indexOf('?');
-  if (q < 0) return text;
-  const hash = text.indexOf('#', q);
-  const end = hash < 0 ? text.length : hash;
-  const query = text.slice(q + 1, end).split('&').map((part) => {
+/** One `&`-separated parameter list, every Signature parameter's value replaced. */
+function redactParams(params: string): string {
+  return params.split('&').map((part) => {
     const eq = part.indexOf('=');
     const name = eq < 0 ? part : part.slice(0, eq);
-    if (decodedName(name).toLowerCase() !== 'signature') return part;
-    return `${name}=${REDACTED}`;
-  });
-  return text.slice(0, q + 1) + query.join('&') + text.slice(end);
+    const decoded = decodedName(name).toLowerCase();
+    if (decoded === 'signature') return `${name}=${REDACTED}`;
+    // A name that carries the value itself (`Signature%3D…`): the service reads no such parameter,
+    // but it is a signature all the same.
+    if (decoded.startsWith('signature=')) return `Signature=${REDACTED}`;
+    return part;
+  }).join('&');
 }
+
+/**
+ * Every `Signature=…` parameter in the query (after the first `?`) and the fragment (after the
+ * first `#`) of a URL, or of any header value holding one, with its value replaced. The name is
+ * compared as the service reads it: percent-decoded, and here also case-insensitively.
+ */
+export function redactSignatures(text: string): string {
+  const hash = text.indexOf('#');
+  const beforeHash = hash < 0 ? text : text.slice(0, hash);
+  const q = beforeHash.indexOf('?');
+  const head = q < 0 ? beforeHash : beforeHash.slice(0, q + 1) + redactParams(beforeHash.slice(q + 1));
+  return hash < 0 ? head : `${head}#${redactParams(text.slice(hash + 1))}`;
+}
+
+/** `SVC key:signature` anywhere in a value: the signature replaced, the key kept. */
+const SVC_CREDENTIAL = /(\bSVC\s+[^:\s]*:)[^\s,;]+/gi;
 
 function redactHeaders(headers: [string, string][]): [string, string][] {
   return headers.map(([name, value]) => [
     name,
-    name.toLowerCase() === 'authorization' || name.toLowerCase() === 'proxy-authorization'
+    /authorization|signature/i.test(name)
       ? redactAuthorization(value)
-      : redactSignatures(value),
+      : redactSignatures(value).replace(SVC_CREDENTIAL, `$1${REDACTED}`),
   ]);
 }
 
