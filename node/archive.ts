@@ -60,14 +60,17 @@ export async function exportToFile(
   progress?: (written: number, expectedAbout: number) => void,
   write: { force?: boolean } = {},
 ): Promise<{ file: string; bytes: number; objects: number }> {
-  const exists = async (path: string) => (await lstat(path).catch(() => null)) !== null;
-  if (typeof file === 'string' && !write.force && (await exists(file))) throw new OutputExistsError(`${file} exists: pass --force to replace it`);
+  // Checked before anything is read: a name given, before the request; one the server suggests, once it has.
+  const refuseExisting = async (path: string) => {
+    if (!write.force && (await lstat(path).catch(() => null)) !== null) throw new OutputExistsError(`${path} exists: pass --force to replace it`);
+  };
+  if (typeof file === 'string') await refuseExisting(file);
   const archive = await rootClient(c).exportArchive(o);
   const target = typeof file === 'string' ? file : file(safeFileName(archive.fileName));
-  if (!write.force && (await exists(target))) {
+  if (typeof file !== 'string') await refuseExisting(target).catch(async (e: unknown) => {
     await archive.body.cancel();
-    throw new OutputExistsError(`${target} exists: pass --force to replace it`);
-  }
+    throw e;
+  });
   const partial = join(dirname(target), `.${basename(target)}.${crypto.randomUUID()}.partial`);
   let bytes = 0;
   const expected = archive.objectBytes + 512 * (archive.objects + 3);

@@ -12,7 +12,8 @@
 import { accessSync, closeSync, constants as fsConstants, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
-import { openStore } from '../sw/store/rules/store.ts';
+import { NEW_STORE, openStore } from '../sw/store/rules/store.ts';
+import { ACCOUNTS, USAGE_EXACT } from '../sw/store/schema.ts';
 import type { Store } from '../sw/store/types.ts';
 import { lmdbEngine } from './engine-lmdb.ts';
 import { DataDirError, upgradeLayout } from './lmdb-upgrade.ts';
@@ -123,9 +124,12 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
     }
   }
 
+  const engine = lmdbEngine(env, { dir });
   let layout: Awaited<ReturnType<typeof upgradeLayout>>;
   try {
     layout = await upgradeLayout(env, dir);
+    // The root account, when missing (a new directory, or one whose first open stopped short).
+    await engine.write([ACCOUNTS, USAGE_EXACT], NEW_STORE);
     if (layout.created) {
       // LMDB syncs its files, not the directory: make the new files' names durable too.
       const fd = openSync(dir, 'r');
@@ -140,7 +144,6 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
     throw e;
   }
 
-  const engine = lmdbEngine(env, { dir });
   const store = openStore(engine);
   return Object.assign(store, {
     path: dir,

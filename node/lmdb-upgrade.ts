@@ -12,7 +12,7 @@
 // an upgrade stopped half-way (a killed process) goes on where it stopped.
 import type { Database, RootDatabase } from 'lmdb';
 import { BODY_SIZES } from '../sw/store/rules/bodies.ts';
-import { ROOT_ACCOUNT_RECORD, type Account, type UploadRecord } from '../sw/store/types.ts';
+import type { Account, UploadRecord } from '../sw/store/types.ts';
 import type { BodyRecord } from '../sw/store/schema.ts';
 import { after, stringOf, tupleKey } from './lmdb-keys.ts';
 
@@ -30,8 +30,8 @@ const BATCH_BYTES = 64 * 1024 * 1024;
 type Raw = Database<Buffer, Buffer>;
 
 /**
- * Brings the directory's layout to LAYOUT: sets it up when new (with the root account), upgrades
- * an earlier one. Says which it did.
+ * Brings the directory's layout to LAYOUT: marks it when new (its first records are the store's
+ * own: rules/store.ts NEW_STORE), upgrades an earlier one. Says which it did.
  */
 export async function upgradeLayout(env: RootDatabase, dir: string): Promise<{ created: boolean; upgradedFrom?: number }> {
   const meta = env.openDB<unknown, string>('meta', {});
@@ -45,11 +45,7 @@ export async function upgradeLayout(env: RootDatabase, dir: string): Promise<{ c
   if (layout === LAYOUT) return { created: false };
   if (layout === undefined) {
     await env.childTransaction(() => {
-      if (meta.get('schema') !== undefined) return;
-      meta.put('schema', LAYOUT);
-      const root = tupleKey([ROOT_ACCOUNT_RECORD.accessKeyId]);
-      if (accounts.get(root) === undefined) accounts.put(root, ROOT_ACCOUNT_RECORD);
-      markers.put(root, { accessKeyId: ROOT_ACCOUNT_RECORD.accessKeyId });
+      if (meta.get('schema') === undefined) meta.put('schema', LAYOUT);
     });
     return { created: true };
   }

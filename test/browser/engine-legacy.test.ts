@@ -2,7 +2,7 @@
 // bodies, or bodies as pieces) opens in this engine upgraded to schema 6 and reads the same:
 // every version byte for byte, uploads, parts, accounts with their usage (issue 22). The database
 // is made again in the page from the fixture (test/fixtures/legacy-idb-*.json.gz, written by the
-// earlier store: test/unit/legacy-data.test.ts), then opened by the product's store module
+// earlier store: test/unit/legacy-data.test.ts) by the same restoreDump the Node test uses, then opened by the product's store module
 // bundled as a page script, with the body form detected as the worker detects it. WebKit with
 // ephemeral storage refuses Blobs, so it gets the database with pieces only.
 import { describe, it, expect, beforeAll } from 'vitest';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { useServicePage } from './support/fixture.ts';
+import { restoreDump } from '../support/legacy-dump.ts';
 
 const service = useServicePage();
 const fixture = (name: string) => join(import.meta.dirname, '../fixtures', name);
@@ -32,6 +33,8 @@ beforeAll(async () => {
 
 interface InPage {
   script: string;
+  /** test/support/legacy-dump.ts's restoreDump, as source: the page makes the database with it. */
+  restoreSource: string;
   name: string;
   dump: unknown;
 }
@@ -42,44 +45,15 @@ describe(`a schema-5 database in ${service.name}`, () => {
   for (const form of forms) {
     it(`with bodies as ${form}: upgraded to 6, every version, upload, part and account reads as it was written`, { timeout: 60_000 }, async () => {
       const dump = JSON.parse(gunzipSync(readFileSync(fixture(`legacy-idb-${form}.json.gz`))).toString('utf8'));
-      const got = await service.page.evaluate(async ({ script, name, dump }: InPage) => {
+      const got = await service.page.evaluate(async ({ script, restoreSource, name, dump }: InPage) => {
         (0, eval)(script);
-        type Dump = { version: number; stores: { name: string; keyPath: string | string[] | null; indexes: { name: string; keyPath: string | string[] }[]; records: { key: unknown; value: unknown }[] }[] };
-        const d = dump as Dump;
-        const base64 = (s: string) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
-        const decode = (v: unknown): unknown => {
-          if (Array.isArray(v)) return v.map(decode);
-          if (v && typeof v === 'object') {
-            const o = v as Record<string, unknown>;
-            if (typeof o.$blob === 'string') return new Blob([base64(o.$blob)]);
-            if (typeof o.$bytes === 'string') return base64(o.$bytes);
-            return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, decode(x)]));
-          }
-          return v;
-        };
+        const restore = (0, eval)(`(${restoreSource})`) as (factory: IDBFactory, name: string, dump: unknown) => Promise<void>;
         await new Promise<void>((resolve, reject) => {
           const del = indexedDB.deleteDatabase(name);
           del.onsuccess = () => resolve();
           del.onerror = () => reject(del.error);
         });
-        await new Promise<void>((resolve, reject) => {
-          const req = indexedDB.open(name, d.version);
-          req.onupgradeneeded = () => {
-            for (const s of d.stores) {
-              const store = req.result.createObjectStore(s.name, s.keyPath === null ? {} : { keyPath: s.keyPath });
-              for (const i of s.indexes) store.createIndex(i.name, i.keyPath);
-              for (const r of s.records) {
-                if (s.keyPath === null) store.put(decode(r.value), decode(r.key) as IDBValidKey);
-                else store.put(decode(r.value));
-              }
-            }
-          };
-          req.onsuccess = () => {
-            req.result.close();
-            resolve();
-          };
-          req.onerror = () => reject(req.error);
-        });
+        await restore(indexedDB, name, dump);
 
         // What the store's reads answer, as test/support/described.ts puts it.
         type Any = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -114,7 +88,7 @@ describe(`a schema-5 database in ${service.name}`, () => {
           del.onsuccess = del.onerror = del.onblocked = () => resolve();
         });
         return { version, described: JSON.parse(JSON.stringify(out)) };
-      }, { script: storeScript, name: `legacy-${form}`, dump } satisfies InPage);
+      }, { script: storeScript, restoreSource: restoreDump.toString(), name: `legacy-${form}`, dump } satisfies InPage);
       expect(got.version).toBe(6);
       expect(got.described).toEqual(JSON.parse(JSON.stringify(expected)));
     });

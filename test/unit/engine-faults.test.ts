@@ -85,7 +85,7 @@ for (const kind of ['memory', 'idb', 'idb-pieces', 'lmdb'] as const) {
         };
 
         // A full disk: every put refused for room, deletes let through (as a full origin does).
-        let before = await contents(s.store);
+        const before = await contents(s.store);
         s.plan.current = { refusePut: () => diskFull() };
         let r = await run();
         if (op.frees) {
@@ -118,7 +118,6 @@ for (const kind of ['memory', 'idb', 'idb-pieces', 'lmdb'] as const) {
         const after = await contents(s.store);
         expect(after).not.toEqual(before);
         expect(integrity(after)).toEqual(SOUND);
-        before = after;
       });
     }
   });

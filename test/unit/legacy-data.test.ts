@@ -18,6 +18,7 @@ import { BODIES } from '../../sw/store/schema.ts';
 import { get } from '../../sw/store/engine/types.ts';
 import type { BucketRef, Store } from '../../sw/store/types.ts';
 import { described } from '../support/described.ts';
+import { restoreDump, type Dump } from '../support/legacy-dump.ts';
 import { contents, integrity, SOUND, tempDir } from '../support/stores.ts';
 
 const fixture = (name: string) => join(import.meta.dirname, '../fixtures', name);
@@ -82,45 +83,6 @@ it('`swbucket serve --data` on such a directory says it upgraded it (startServer
   await second.close();
   expect([first.dataUpgradedFrom, second.dataUpgradedFrom]).toEqual([1, undefined]);
 });
-
-interface Dump {
-  version: number;
-  stores: { name: string; keyPath: string | string[] | null; indexes: { name: string; keyPath: string | string[] }[]; records: { key: unknown; value: unknown }[] }[];
-}
-
-/** Values as the fixture encodes them: bytes and Blobs as base64. */
-function decode(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(decode);
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    if (typeof o.$blob === 'string') return new Blob([Buffer.from(o.$blob, 'base64')]);
-    if (typeof o.$bytes === 'string') return new Uint8Array(Buffer.from(o.$bytes, 'base64'));
-    return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, decode(x)]));
-  }
-  return v;
-}
-
-/** The database of the dump, made again as it was: its version, stores, indexes and records. */
-function restoreDump(factory: IDBFactory, name: string, dump: Dump): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = factory.open(name, dump.version);
-    req.onupgradeneeded = () => {
-      for (const s of dump.stores) {
-        const store = req.result.createObjectStore(s.name, s.keyPath === null ? {} : { keyPath: s.keyPath });
-        for (const i of s.indexes) store.createIndex(i.name, i.keyPath);
-        for (const r of s.records) {
-          if (s.keyPath === null) store.put(decode(r.value), decode(r.key) as IDBValidKey);
-          else store.put(decode(r.value));
-        }
-      }
-    };
-    req.onsuccess = () => {
-      req.result.close();
-      resolve();
-    };
-    req.onerror = () => reject(req.error);
-  });
-}
 
 for (const form of ['blobs', 'pieces'] as const) {
   describe(`an IndexedDB database of schema 5 with bodies as ${form}`, () => {

@@ -80,8 +80,8 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       return yield* body({ w, forgetting, pieces, ...(ahead ? { ahead } : {}) }, bucket);
     };
 
-  const bucketWrite = <T>(ref: BucketRef, body: (s: ObjectStep, bucket: BucketRecord) => Generator<Read, T, unknown>) =>
-    engine.write(WRITE_TABLES, inBucket(ref, false, body));
+  const bucketWrite = <T>(ref: BucketRef, body: (s: ObjectStep, bucket: BucketRecord) => Generator<Read, T, unknown>, forgetting = false) =>
+    engine.write(WRITE_TABLES, inBucket(ref, forgetting, body));
 
   /**
    * A write that only frees bytes. When the engine finds no room for it (a full origin refuses
@@ -90,10 +90,10 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
    */
   async function freeing<T>(ref: BucketRef, body: (s: ObjectStep, bucket: BucketRecord) => Generator<Read, T, unknown>) {
     try {
-      return await engine.write(WRITE_TABLES, inBucket(ref, false, body));
+      return await bucketWrite(ref, body);
     } catch (e) {
       if (!(e instanceof StoreQuotaError)) throw e;
-      return engine.write(WRITE_TABLES, inBucket(ref, true, body));
+      return bucketWrite(ref, body, true);
     }
   }
 
