@@ -5,6 +5,7 @@
 import { createHandler, finish, newRequestId, type Handle } from './core/handler.ts';
 import { SvcError, errorResponse } from './core/errors.ts';
 import { openIdbStore } from './store/idb.ts';
+import { sweepImports } from './core/ops/archive.ts';
 import { createRequestLog } from './log/ring.ts';
 import { DEFAULT_ENDPOINT, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, instanceNames, type WorkerHello } from '../protocol/instance.ts';
 import { VERSION } from '../protocol/version.ts';
@@ -132,6 +133,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       // The browser withholds Content-Length from the worker: the body's length stands in for it.
       (store) => {
         bodyForm = store.bodyForm;
+        // What an import in a worker or tab that stopped had stored is nobody's (the lock of a running one is held).
+        void sweepImports(store).catch(() => {});
         return createHandler({
           store, endpoint, mount, contentLength: 'body',
           // A 500 answers with its request id only; the worker's console gets the error and its stack.

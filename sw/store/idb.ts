@@ -136,6 +136,10 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
     db.createObjectStore('pieces');
   },
   uploadsByKey,
+  // Step 7: the bodies of imports not yet committed (rules/imports.ts).
+  (db) => {
+    db.createObjectStore('import-bodies', { keyPath: ['importId', 'bodyId'] });
+  },
 ];
 
 function openDatabase(factory: IDBFactory, name: string): Promise<IDBDatabase> {

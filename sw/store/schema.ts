@@ -34,6 +34,13 @@ export const BODIES: Table<BodyRecord> = { name: 'bodies', parts: 1, key: (b) =>
 /** The pieces of the bodies kept as pieces: bare bytes by [body id, index]. */
 export const PIECES: Table<Uint8Array> = { name: 'pieces', parts: 2 };
 
+/**
+ * The bodies an import has stored but not yet committed (rules/imports.ts), by [importId, bodyId]:
+ * they belong to the import until its commit hands them to objects, or its end or a sweep deletes them.
+ */
+export const IMPORT_BODIES: Table<{ importId: string; bodyId: string; size: number }> =
+  { name: 'import-bodies', parts: 2, key: (s) => [s.importId, s.bodyId] };
+
 /** Every table a bucket write may touch. */
 export const WRITE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOADS, UPLOAD_KEYS, PARTS, BODIES, PIECES] as Table<unknown>[];
 /** The tables an account's usage is summed from (rules/usage.ts). */

@@ -10,6 +10,30 @@ import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
 
 export type Acl = 'private' | 'public-read';
 
+export type Conflict = 'skip' | 'overwrite' | 'fail';
+
+/** What an import's commit makes: the archive's accounts, buckets and stored versions, each with its staged body. */
+export interface ImportPlan {
+  importId: string;
+  conflict: Conflict;
+  /** Owns a bucket whose owner this service does not have. */
+  importer: string;
+  accounts: Omit<Account, 'usedBytes' | 'root'>[];
+  buckets: Omit<BucketRecord, 'id'>[];
+  objects: { object: Omit<ObjectRecord, 'chunks'>; current: boolean; body: { id: string; size: number } }[];
+}
+
+export interface ImportTally {
+  accountsCreated: number;
+  accountsUpdated: number;
+  accountsSkipped: number;
+  bucketsCreated: number;
+  bucketsExisting: number;
+  objectsRestored: number;
+  objectsSkipped: number;
+  bytesRestored: number;
+}
+
 export interface Account {
   accessKeyId: string;
   secret: string;
@@ -213,18 +237,23 @@ export interface Store {
     body: Stored,
   ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
   /**
-   * Puts back one stored version from an archive exactly as it was recorded (ETag, dates, headers,
-   * versionId): as the current object at its key (`current`), or into the history. A current object
-   * at the key, or a version with the same versionId at the key, is a conflict: 'exists', changing
-   * nothing, unless `replace`, when it is deleted (not moved into the history). The bucket owner
-   * is charged as for a PUT; the bucket's nextVersionId is moved past the restored versionId.
+   * An import (rules/imports.ts): stores these bodies as import `importId`'s own, seen by no read,
+   * listing or usage figure until commitImport hands them to objects. `bucketId` and `key` only
+   * place the body's id beside its object's. Answers each body's id and size, in order.
    */
-  restoreObject(
-    bucket: BucketRef,
-    object: Omit<ObjectRecord, 'bucket' | 'chunks'>,
-    body: Blob,
-    how: { current: boolean; replace: boolean },
-  ): Promise<'ok' | 'exists' | 'noSuchBucket' | QuotaRefusal>;
+  stageImportBodies(importId: string, bodies: { bucketId: string; key: string; body: Blob }[]): Promise<{ id: string; size: number }[]>;
+  /**
+   * Makes the import's accounts, buckets and stored versions, with the bodies it staged, in one
+   * step: each version exactly as recorded (ETag, dates, headers, versionId), as the current object
+   * or into the history; a clash (the current object, or a version with the same versionId) is
+   * kept with `skip`, deleted with `overwrite`, refuses everything with `fail`. Owners are charged
+   * as for a PUT. Throws ImportRefused (rules/imports.ts) having written nothing.
+   */
+  commitImport(plan: ImportPlan): Promise<ImportTally>;
+  /** Deletes the bodies import `importId` staged and did not commit. */
+  dropImport(importId: string): Promise<void>;
+  /** The imports with staged bodies not committed: running, or stopped before their end. */
+  listImports(): Promise<string[]>;
   /** Removes the current object; its history stays. */
   deleteObject(bucket: BucketRef, key: string): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
   /** Deletes each entry in one step: the current object, or the given version. Missing keys count as deleted. */

@@ -183,7 +183,8 @@ async function storeProblems(page: EnginePage): Promise<string[]> {
     try {
       const stores = [...db.objectStoreNames];
       const withPieces = stores.includes('pieces');
-      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(withPieces ? ['pieces'] : [])], 'readonly');
+      const withImports = stores.includes('import-bodies');
+      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(withPieces ? ['pieces'] : []), ...(withImports ? ['import-bodies'] : [])], 'readonly');
       const all = <T>(store: string) => new Promise<T[]>((res, rej) => {
         const r = tx.objectStore(store).getAll();
         r.onsuccess = () => res(r.result as T[]);
@@ -207,9 +208,10 @@ async function storeProblems(page: EnginePage): Promise<string[]> {
       });
       type Body = { id: string; blob?: Blob; bytes?: Uint8Array; pieces?: number; size?: number };
       type Obj = { bucket: string; key: string; size: number; etag: string; chunks: { id: string; size: number }[] };
-      const [objects, versions, parts, bodies, accounts] = await Promise.all([
+      const [objects, versions, parts, bodies, accounts, importBodies] = await Promise.all([
         all<Obj>('objects'), all<{ chunks: { id: string; size: number }[]; size: number }>('versions'),
         all<{ bodyId: string; size: number }>('parts'), all<Body>('bodies'), all<{ accessKeyId: string; usedBytes: number }>('accounts'),
+        withImports ? all<{ importId: string; bodyId: string; size: number }>('import-bodies') : Promise.resolve([]),
       ]);
       await pieceWalk;
       const pieceProblems: string[] = [];
@@ -229,6 +231,7 @@ async function storeProblems(page: EnginePage): Promise<string[]> {
           parts: parts.map((p) => ({ bodyId: p.bodyId, size: p.size })),
           bodies: bodies.map((b) => ({ id: b.id, size: b.blob?.size ?? b.bytes?.byteLength ?? b.size ?? -1 })),
           accounts: accounts.map((a) => ({ accessKeyId: a.accessKeyId, usedBytes: a.usedBytes })),
+          importBodies,
         },
         pieceProblems,
       };
@@ -724,6 +727,116 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
     await answering(page);
     await expectWhole(page, 'during-get', [big]);
     expect(await storeProblems(page)).toEqual([]);
+  });
+
+  it('during an import: it lands whole or not at all, what it had stored is swept by the next worker, and it runs again', { timeout: 120_000 }, async () => {
+    const bucket = 'imported';
+    // Firefox cuts off any request busy for longer than its extended idle timeout: its objects are
+    // written again until one write is not cut, and its import is large enough to be cut for sure.
+    const size = name === 'firefox' ? 16 * MiB : 8 * MiB;
+    const objects: Put[] = Array.from({ length: 6 }, (_, i) => ({ key: `i${i}.bin`, seed: 950 + i, size: size + i }));
+    await createBucket(page, bucket);
+    for (const o of objects) {
+      let ack: unknown;
+      for (let i = 0; i < (name === 'firefox' ? 4 : 1); i++) {
+        ack = await putAll(page, bucket, [o]).then((r) => [r[0]!.status, r[0]!.etag], (e: Error) => e.message);
+        if (Array.isArray(ack) && ack[0] === 200) break;
+      }
+      expect(ack, o.key).toEqual([200, etagOf(o)]);
+    }
+    // The archive is the service's own export of the bucket, kept in the page; then the bucket goes.
+    const keys = objects.map((o) => o.key);
+    const exported = await run(page, async (t, { bucket, keys }) => {
+      const r = await t.req('GET', `http://svc.localhost/?export&bucket=${bucket}`);
+      (window as unknown as { archive: Blob }).archive = (await r.blob()).slice(); // without its type: the signer sends none
+      for (const k of keys) await t.req('DELETE', t.bucketUrl(bucket, k));
+      return [r.status, (await t.req('DELETE', t.bucketUrl(bucket))).status < 300];
+    }, { bucket, keys });
+    expect(exported).toEqual([200, true]);
+
+    /** Whether the bucket is there; when it is, every object is whole (an import lands whole or not at all). */
+    const landed = async () => {
+      const head = await run(page, async (t, b) => (await t.req('HEAD', t.bucketUrl(b))).status, bucket);
+      expect([200, 404], 'HEAD of the imported bucket').toContain(head);
+      if (head === 404) return false;
+      expect(await listing(page, bucket)).toEqual(listed(objects));
+      await expectWhole(page, bucket, objects);
+      return true;
+    };
+    const importArchive = (how: 'blob' | 'stream') => run(page, async (t, how) => {
+      const w = window as unknown as { archive: Blob; imp?: Promise<unknown>; midway?: boolean; release?: () => void };
+      w.midway = false;
+      let body: Blob | ReadableStream<Uint8Array> = w.archive;
+      if (how === 'stream') {
+        // Held halfway until the worker has been stopped: a certain interruption (only Chromium sends streams).
+        const gate = new Promise<void>((r) => {
+          w.release = r;
+        });
+        let sent = 0;
+        body = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            if (sent >= w.archive.size / 2 && !w.midway) {
+              w.midway = true;
+              await gate;
+            }
+            if (sent >= w.archive.size) return c.close();
+            c.enqueue(new Uint8Array(await w.archive.slice(sent, sent + 256 * 1024).arrayBuffer()));
+            sent += 256 * 1024;
+          },
+        });
+      }
+      w.imp = t.within(t.req('POST', 'http://svc.localhost/?import&conflict=fail', { body }).then(
+        async (r) => ({ status: r.status, text: (await r.text()).slice(0, 300) }),
+        (e: unknown) => ({ error: String(e) }),
+      ), 60_000).then((r) => (r === 'timeout' ? { error: 'no answer within 60 s' } : r));
+    }, how);
+    const answer = () => page.evaluate(() => (window as unknown as { imp: Promise<{ status?: number; text?: string; error?: string }> }).imp);
+
+    const plan: { how: 'blob' | 'stream'; delay: number }[] = name === 'chromium'
+      ? [{ how: 'stream', delay: 0 }, { how: 'blob', delay: 60 }]
+      : name === 'firefox' ? [{ how: 'blob', delay: 0 }, { how: 'blob', delay: 0 }]
+        : [{ how: 'blob', delay: 150 }, { how: 'blob', delay: 500 }, { how: 'blob', delay: 1000 }];
+    const outcomes: unknown[] = [];
+    let cut = 0;
+    for (const attempt of plan) {
+      const before = await answering(page);
+      await importArchive(attempt.how);
+      if (attempt.how === 'stream') {
+        await page.waitForFunction(() => (window as unknown as { midway?: boolean }).midway === true, undefined, { timeout: 20_000 });
+        await lab.stop(page);
+        await page.evaluate(() => (window as unknown as { release: () => void }).release());
+      } else {
+        await lab.stopDuring(page, attempt.delay);
+      }
+      const result = await answer();
+      outcomes.push({ ...attempt, result });
+      expect(result.error ?? '', 'an import answers or fails, never hangs').not.toContain('no answer within');
+      if (result.status !== undefined) expect(result.status, result.text).toBe(200);
+      if (result.status === undefined) {
+        cut++;
+        await newWorker(page, before);
+      } else await answering(page);
+      const there = await landed();
+      if (result.status === 200) expect(there, 'an acknowledged import is there').toBe(true);
+      // The new worker sweeps what the stopped import had stored as it opens its store (the HEAD above).
+      await expect.poll(() => storeProblems(page), { timeout: 30_000 }).toEqual([]);
+      if (there) {
+        const gone = await run(page, async (t, { bucket, keys }) => {
+          for (const k of keys) await t.req('DELETE', t.bucketUrl(bucket, k));
+          return (await t.req('DELETE', t.bucketUrl(bucket))).status < 300;
+        }, { bucket, keys });
+        expect(gone).toBe(true);
+      }
+    }
+    expect(cut, `at least one import was cut off by the stop: ${JSON.stringify(outcomes)}`).toBeGreaterThan(0);
+    // Nothing of a stopped import is in the way: the same archive imports with conflict=fail.
+    // (Firefox would cut this one too, as above: there, the sweep and the empty bucket are what is checked.)
+    if (name !== 'firefox') {
+      await importArchive('blob');
+      expect(await answer()).toMatchObject({ status: 200 });
+      expect(await landed()).toBe(true);
+      expect(await storeProblems(page)).toEqual([]);
+    }
   });
 });
 

@@ -17,7 +17,8 @@ import {
 } from '../archive.ts';
 import { createMd5 } from '../../../protocol/md5.ts';
 import { VERSION } from '../../../protocol/version.ts';
-import { asBlob, type BucketRecord, type BucketRef, type ObjectRecord, type Pieces, type Store } from '../../store/types.ts';
+import { asBlob, type BucketRecord, type BucketRef, type Conflict, type ObjectRecord, type Pieces, type Store } from '../../store/types.ts';
+import { ImportRefused } from '../../store/rules/imports.ts';
 import { blobOf, isPieces } from '../../store/pieces.ts';
 import type { Context } from '../context.ts';
 
@@ -205,19 +206,6 @@ export async function exportArchive(ctx: Context): Promise<Response> {
 
 // ---- import ----------------------------------------------------------------------------------
 
-export type Conflict = 'skip' | 'overwrite' | 'fail';
-
-interface Tally {
-  accountsCreated: number;
-  accountsUpdated: number;
-  accountsSkipped: number;
-  bucketsCreated: number;
-  bucketsExisting: number;
-  objectsRestored: number;
-  objectsSkipped: number;
-  bytesRestored: number;
-}
-
 /** An entry's bytes as a Blob, checked against what the manifest says of them. */
 async function readEntry(entry: ParsedTarEntry, o: ArchiveObject, counted: (n: number) => void): Promise<Blob> {
   if (entry.header.size !== o.size) {
@@ -279,24 +267,53 @@ async function readManifestEntry(entry: ParsedTarEntry | undefined): Promise<Man
   return readManifest(text);
 }
 
+// ---- one unit of work: staged, then committed in one step (sw/store/rules/imports.ts) ----
+
+/** Imports running in this runtime (a worker, a page's store, a server process). */
+const running = new Set<string>();
+const lockName = (importId: string) => `swbucket import ${importId}`;
+const webLocks = (): LockManager | undefined => (globalThis as { navigator?: Navigator }).navigator?.locks;
+
 /**
- * What this import added where nothing was, so that a break (a cut or damaged archive, a quota)
- * can take it back: the store is left as before, except for what `overwrite` replaced.
+ * Runs import `importId`, known as running to this runtime and, through a Web Lock held for as long
+ * as it runs, to every other runtime of the origin (the worker, a page using the store itself): a
+ * browser releases the lock of a runtime that stopped, so an import whose lock is free has stopped.
  */
-interface Added {
-  objects: { ref: BucketRef; key: string; versionId?: number; current: boolean }[];
-  buckets: BucketRef[];
-  accounts: string[];
+async function asRunning<T>(importId: string, work: () => Promise<T>): Promise<T> {
+  running.add(importId);
+  try {
+    const locks = webLocks();
+    return await (locks ? locks.request(lockName(importId), work) : work());
+  } finally {
+    running.delete(importId);
+  }
 }
 
-async function takeBack(store: Store, added: Added): Promise<void> {
-  for (const o of added.objects.reverse()) {
-    if (o.current) await store.deleteObject(o.ref, o.key);
-    else await store.deleteObjects(o.ref, [{ key: o.key, versionId: o.versionId! }]);
-  }
-  for (const b of added.buckets) await store.deleteBucket(b);
-  for (const a of added.accounts) await store.deleteAccount(a);
+/**
+ * Whether an import with staged bodies stopped before its end. Without Web Locks the runtime is a
+ * server process, which owns its data alone: what it is not running has stopped.
+ */
+async function hasStopped(importId: string): Promise<boolean> {
+  if (running.has(importId)) return false;
+  const locks = webLocks();
+  if (!locks) return true;
+  return locks.request(lockName(importId), { ifAvailable: true }, (lock) => lock !== null);
 }
+
+/** Deletes what imports that stopped before their end (a killed server, a closed tab) had stored. */
+export async function sweepImports(store: Store): Promise<number> {
+  let swept = 0;
+  for (const id of await store.listImports()) {
+    if (!(await hasStopped(id))) continue;
+    await store.dropImport(id);
+    swept++;
+  }
+  return swept;
+}
+
+/** Bodies are staged a few at a time: small ones share a step, a large one has its own. */
+const STAGE_BATCH_BYTES = 4 * 1024 * 1024;
+const STAGE_BATCH_COUNT = 256;
 
 function conflictOf(ctx: Context): Conflict {
   const value = ctx.query.get('conflict') ?? 'fail';
@@ -343,91 +360,76 @@ export async function importArchive(ctx: Context): Promise<Response> {
       return r.value;
     }
   };
-  const tally: Tally = {
-    accountsCreated: 0, accountsUpdated: 0, accountsSkipped: 0, bucketsCreated: 0, bucketsExisting: 0,
-    objectsRestored: 0, objectsSkipped: 0, bytesRestored: 0,
-  };
-  const added: Added = { objects: [], buckets: [], accounts: [] };
   let bytesIn = 0;
   const counted = (n: number) => {
     bytesIn += n;
     ctx.bytesIn = bytesIn;
   };
+  await sweepImports(store);
+  const importId = crypto.randomUUID();
 
-  try {
-    const manifest = await readManifestEntry(await next());
-    if (conflict === 'fail') {
-      const clash = await firstConflict(store, manifest);
-      if (clash) fail('ImportConflict', `${clash}; choose conflict=skip or conflict=overwrite to import anyway.`);
-    }
-    for (const a of manifest.accounts ?? []) {
-      const existing = await store.getAccount(a.accessKeyId);
-      // The root account keeps its own credentials: an archive never changes who administers this service.
-      if (existing?.root || (existing && conflict === 'skip')) {
-        tally.accountsSkipped++;
-        continue;
-      }
-      if (existing && conflict === 'fail') fail('ImportConflict', `The account "${a.accessKeyId}" was created during the import.`);
-      const result = await store.putAccount(a);
-      if (result === 'created') {
-        tally.accountsCreated++;
-        added.accounts.push(a.accessKeyId);
-      } else tally.accountsUpdated++;
-    }
-    const refs = new Map<string, BucketRecord>();
-    for (const b of manifest.buckets) {
-      // An owner this service does not have gives way to the importer.
-      const owner = (await store.getAccount(b.owner)) ? b.owner : caller.accessKeyId;
-      const made = await store.createBucket({ ...b, owner });
-      if (made === 'noSuchOwner') fail('ImportConflict', `The account "${owner}" was removed during the import.`);
-      const bucket = await store.getBucket(b.name);
-      if (!bucket) return fail('ImportConflict', `The bucket "${b.name}" was deleted during the import.`);
-      if (made === 'ok') {
-        tally.bucketsCreated++;
-        added.buckets.push(bucket);
-      } else tally.bucketsExisting++;
-      refs.set(b.name, bucket);
-    }
-
-    const byFile = new Map(manifest.objects.map((o) => [o.file, o]));
-    for (;;) {
-      const entry = await next();
-      if (!entry) break;
-      const o = byFile.get(entry.header.name);
-      if (!o) {
-        await entry.body.cancel();
-        return malformed(`The archive holds "${entry.header.name}", which its manifest does not list (or lists twice).`);
-      }
-      byFile.delete(entry.header.name);
-      const body = await readEntry(entry, o, counted);
-      const { current, file: _file, ...record } = o;
-      const result = await store.restoreObject(refs.get(o.bucket)!, record, body, { current, replace: conflict === 'overwrite' });
-      if (result === 'noSuchBucket') fail('ImportConflict', `The bucket "${o.bucket}" was deleted during the import.`);
-      if (result === 'quotaExceeded') fail('QuotaExceeded', `"${o.key}" in ${o.bucket} would pass the owner's storage quota.`);
-      if (result === 'exists') {
-        if (conflict === 'fail') fail('ImportConflict', `"${o.key}" in ${o.bucket} was written during the import.`);
-        tally.objectsSkipped++;
-        continue;
-      }
-      tally.objectsRestored++;
-      tally.bytesRestored += o.size;
-      if (conflict !== 'overwrite') {
-        added.objects.push({ ref: refs.get(o.bucket)!, key: o.key, current, ...(o.versionId !== undefined ? { versionId: o.versionId } : {}) });
-      }
-    }
-    const missing = byFile.values().next();
-    if (!missing.done) malformed(`The archive ends before "${missing.value.file}", which its manifest lists: it was cut short.`);
-  } catch (e) {
-    await reader.cancel().catch(() => {});
-    let outcome = conflict === 'overwrite' ? 'Nothing was imported but what overwrite had already replaced.' : 'Nothing was imported.';
+  const tally = await asRunning(importId, async () => {
     try {
-      await takeBack(store, added);
-    } catch {
-      outcome = 'Taking back what was imported before the break failed too: check the buckets.';
+      const manifest = await readManifestEntry(await next());
+      if (conflict === 'fail') {
+        // Checked again by the commit; asked now so that a clash is refused before the upload.
+        const clash = await firstConflict(store, manifest);
+        if (clash) fail('ImportConflict', `${clash}; choose conflict=skip or conflict=overwrite to import anyway.`);
+      }
+      // A body's id begins with its bucket's, so that it sorts beside its neighbours' (rules/bodies.ts).
+      const bucketIds = new Map<string, string>();
+      for (const b of manifest.buckets) bucketIds.set(b.name, (await store.getBucket(b.name))?.id ?? importId);
+      const byFile = new Map(manifest.objects.map((o) => [o.file, o]));
+      const staged = new Map<string, { id: string; size: number }>();
+      let pending: { o: ArchiveObject; body: Blob }[] = [];
+      let pendingBytes = 0;
+      const flush = async () => {
+        const batch = pending;
+        pending = [];
+        pendingBytes = 0;
+        const ids = await store.stageImportBodies(importId, batch.map(({ o, body }) => ({ bucketId: bucketIds.get(o.bucket)!, key: o.key, body })));
+        batch.forEach(({ o }, i) => staged.set(o.file, ids[i]!));
+      };
+      for (;;) {
+        const entry = await next();
+        if (!entry) break;
+        const o = byFile.get(entry.header.name);
+        if (!o) {
+          await entry.body.cancel();
+          return malformed(`The archive holds "${entry.header.name}", which its manifest does not list (or lists twice).`);
+        }
+        byFile.delete(entry.header.name);
+        pending.push({ o, body: await readEntry(entry, o, counted) });
+        pendingBytes += o.size;
+        if (pendingBytes >= STAGE_BATCH_BYTES || pending.length >= STAGE_BATCH_COUNT) await flush();
+      }
+      const missing = byFile.values().next();
+      if (!missing.done) malformed(`The archive ends before "${missing.value.file}", which its manifest lists: it was cut short.`);
+      if (pending.length > 0) await flush();
+      return await store.commitImport({
+        importId,
+        conflict,
+        importer: caller.accessKeyId,
+        accounts: (manifest.accounts ?? []).map((a) => ({
+          accessKeyId: a.accessKeyId, secret: a.secret, displayName: a.displayName,
+          ...(a.quotaBytes !== undefined ? { quotaBytes: a.quotaBytes } : {}),
+        })),
+        buckets: manifest.buckets,
+        objects: manifest.objects.map(({ current, file, ...object }) => ({ object, current, body: staged.get(file)! })),
+      });
+    } catch (e) {
+      await reader.cancel().catch(() => {});
+      // What it stored was never seen: deleting it leaves the store exactly as the import found it.
+      await store.dropImport(importId).catch(() => {}); // else the next import's sweep deletes it
+      if (e instanceof ImportRefused) {
+        const code = e.reason === 'quota' ? 'QuotaExceeded' : 'ImportConflict';
+        const advice = e.reason === 'conflict' ? '; choose conflict=skip or conflict=overwrite to import anyway' : '';
+        throw new SvcError(code, `${e.message}${advice}. Nothing was imported.`);
+      }
+      if (e instanceof SvcError) throw new SvcError(e.code, `${e.message.replace(/\.?$/, '.')} Nothing was imported.`, e.headers);
+      throw e;
     }
-    if (e instanceof SvcError) throw new SvcError(e.code, `${e.message.replace(/\.?$/, '.')} ${outcome}`, e.headers);
-    throw e;
-  }
+  });
   return xmlResponse({
     ImportResult: {
       AccountsCreated: tally.accountsCreated,

@@ -71,8 +71,8 @@ const BODY_ID_KEY_CHARS = 64;
  * multipart object's list of part ids stays small for long keys. \u0000 sorts before every
  * character a key is likely to hold, so a key's ids come before those of keys it prefixes.
  */
-export const bodyId = (bucket: BucketRecord, key: string): string =>
-  `${bucket.id}\u0000${key.slice(0, BODY_ID_KEY_CHARS)}\u0000${crypto.randomUUID()}`;
+export const bodyId = (bucketId: string, key: string): string =>
+  `${bucketId}\u0000${key.slice(0, BODY_ID_KEY_CHARS)}\u0000${crypto.randomUUID()}`;
 
 /**
  * Deletes these bodies: in one range delete when the run of ids from the least to the greatest

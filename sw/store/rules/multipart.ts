@@ -41,7 +41,7 @@ export function* putPart(
   const [upload, old] = yield* all(getRead(UPLOADS, [part.uploadId]), getRead(PARTS, [part.uploadId, part.partNumber]));
   if (!belongs(upload, bucket)) return 'noSuchUpload';
   if (!(yield* charge(s, bucket, body.size - (old?.size ?? 0)))) return 'quotaExceeded';
-  const id = bodyId(bucket, upload.key);
+  const id = bodyId(bucket.id, upload.key);
   putBody(s.w, id, body);
   s.w.put(PARTS, { ...part, bodyId: id });
   if (old) yield* dropBodies(s.w, [old.bodyId], s.pieces);

@@ -7,7 +7,7 @@ import { all, get, getRead, range, type Read } from '../engine/types.ts';
 import { BUCKETS, OBJECTS, VERSIONS } from '../schema.ts';
 import { StoreLimitError } from '../errors.ts';
 import type { BucketRecord, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal } from '../types.ts';
-import { dropBodies, idsOf, putBody, type PreparedBody } from './bodies.ts';
+import { dropBodies, idsOf } from './bodies.ts';
 import { charge, type WriteStep } from './usage.ts';
 
 /** What the object steps need besides the write: whether bodies may have pieces to delete. */
@@ -113,20 +113,26 @@ export function* deleteMany(s: ObjectStep, bucket: BucketRecord, entries: { key:
 }
 
 /**
- * Puts back one stored version exactly as recorded (Store.restoreObject): as the current object or
- * into the history; a clash is 'exists' unless `replace`, when the clashing record is deleted.
+ * Puts back one stored version exactly as recorded, its body already stored (rules/imports.ts): as
+ * the current object or into the history; a clash is 'exists' unless `replace`, when the clashing
+ * record is deleted. The bucket is read here, not given: an import restores many versions into it
+ * in one step, each moving its version counter on.
  */
 export function* restore(
   s: ObjectStep,
-  bucket: BucketRecord,
+  bucketName: string,
   object: Omit<ObjectRecord, 'bucket' | 'chunks'>,
-  body: PreparedBody,
-  id: string,
+  body: { id: string; size: number },
   how: { current: boolean; replace: boolean },
 ): Generator<Read, 'ok' | 'exists' | QuotaRefusal, unknown> {
   const v = object.versionId;
   if (!how.current && v === undefined) throw new Error('a version in the history needs a versionId');
-  const [atKey, sameId] = yield* all(getRead(OBJECTS, [bucket.name, object.key]), v === undefined ? undefined : getRead(VERSIONS, [bucket.name, object.key, v]));
+  const [bucket, atKey, sameId] = yield* all(
+    getRead(BUCKETS, [bucketName]),
+    getRead(OBJECTS, [bucketName, object.key]),
+    v === undefined ? undefined : getRead(VERSIONS, [bucketName, object.key, v]),
+  );
+  if (!bucket) throw new Error(`a restore into ${bucketName}, which does not exist`);
   // The current object clashes when it is replaced, or when it carries the restored versionId.
   const current = atKey && (how.current || (v !== undefined && atKey.versionId === v)) ? atKey : undefined;
   const clashes = [current, sameId].filter((o) => o !== undefined);
@@ -135,9 +141,8 @@ export function* restore(
   yield* dropBodies(s.w, clashes.flatMap(idsOf), s.pieces);
   if (current) s.w.delete(OBJECTS, [bucket.name, object.key]);
   if (sameId && v !== undefined) s.w.delete(VERSIONS, [bucket.name, object.key, v]);
-  const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id, size: body.size }] };
+  const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id: body.id, size: body.size }] };
   s.w.put(how.current ? OBJECTS : VERSIONS, record);
-  putBody(s.w, id, body);
   if (v !== undefined && v >= bucket.nextVersionId) s.w.put(BUCKETS, { ...bucket, nextVersionId: v + 1 });
   return 'ok';
 }

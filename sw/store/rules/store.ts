@@ -11,7 +11,7 @@
 import { StoreQuotaError } from '../errors.ts';
 import { all, get, getRead, range, rangeRead, type Engine, type Read, type Step, type Table, type Writes } from '../engine/types.ts';
 import { asRead } from '../engine/drive.ts';
-import { ACCOUNTS, BODIES, BUCKETS, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord } from '../schema.ts';
+import { ACCOUNTS, BODIES, BUCKETS, IMPORT_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord } from '../schema.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, ListMultipartUploadsOptions, ListObjectsOptions,
   ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget,
@@ -19,7 +19,8 @@ import type {
 import { ROOT_ACCOUNT_RECORD } from '../types.ts';
 import { BODY_SIZES, bodyId, prepareBody, putBody, readBody, type BodySizes } from './bodies.ts';
 import { Caches } from './caches.ts';
-import { canBeVersion, deleteMany, deleteOne, makeCurrent, move, readVersion, replaceMeta, restore, type ObjectStep } from './objects.ts';
+import { canBeVersion, deleteMany, deleteOne, makeCurrent, move, readVersion, replaceMeta, type ObjectStep } from './objects.ts';
+import { commit, dropSome, nextImport, recordStaged } from './imports.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
@@ -37,6 +38,7 @@ export interface StoreOptions {
 const VERSION_TABLES = [OBJECTS, VERSIONS] as Table<unknown>[];
 const OBJECT_TABLES = [OBJECTS, VERSIONS, BODIES, PIECES] as Table<unknown>[];
 const UPLOAD_TABLES = [UPLOADS, UPLOAD_KEYS, PARTS] as Table<unknown>[];
+const IMPORT_TABLES = [...WRITE_TABLES, IMPORT_BODIES] as Table<unknown>[];
 
 /**
  * What a new store holds: the root account (docs/protocol.md, "Accounts"), its usage exact. For an
@@ -254,7 +256,7 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
     async putObject(ref, object, body) {
       const prepared = await withBody(body);
       return bucketWrite(ref, function* (s, bucket) {
-        const id = bodyId(bucket, object.key);
+        const id = bodyId(bucket.id, object.key);
         const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size: prepared.size }] }, prepared.size);
         if (made !== 'quotaExceeded') {
           putBody(s.w, id, prepared);
@@ -264,9 +266,33 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       });
     },
 
-    async restoreObject(ref, object, body, how) {
-      const prepared = await withBody(body);
-      return bucketWrite(ref, (s, bucket) => restore(s, bucket, object, prepared, bodyId(bucket, object.key), how));
+    async stageImportBodies(importId, bodies) {
+      const prepared = await Promise.all(bodies.map((b) => withBody(b.body)));
+      const ids = bodies.map((b) => bodyId(b.bucketId, b.key));
+      const staged = prepared.map((p, i) => ({ id: ids[i]!, size: p.size }));
+      await engine.write([BODIES, PIECES, IMPORT_BODIES] as Table<unknown>[], function* (w) {
+        prepared.forEach((p, i) => putBody(w, ids[i]!, p));
+        recordStaged(w, importId, staged);
+      });
+      return staged;
+    },
+
+    async commitImport(plan) {
+      try {
+        return await accessWrite(IMPORT_TABLES, (w) => commit({ w, forgetting: false, pieces }, plan));
+      } finally {
+        caches.drop(); // buckets and accounts it made, objects it replaced
+      }
+    },
+
+    async dropImport(importId) {
+      while (!(await engine.write([BODIES, PIECES, IMPORT_BODIES] as Table<unknown>[], dropSome(importId, pieces))));
+    },
+
+    async listImports() {
+      const ids: string[] = [];
+      for (let id = await engine.read([IMPORT_BODIES], nextImport()); id !== undefined; id = await engine.read([IMPORT_BODIES], nextImport(id))) ids.push(id);
+      return ids;
     },
 
     deleteObject: (ref, key) => freeing(ref, function* (s, bucket) {
