@@ -11,6 +11,7 @@
 // never part of an object, never a body without its record.
 import { accessSync, closeSync, constants as fsConstants, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
 import { open, type RootDatabase } from 'lmdb';
 import { NEW_STORE, openStore } from '../sw/store/rules/store.ts';
 import { ACCOUNTS, USAGE_EXACT } from '../sw/store/schema.ts';
@@ -26,6 +27,54 @@ const LOCK_FILE = 'swbucket.lock';
 
 // ---- the directory ----------------------------------------------------------------------------
 
+/** Directories this process holds, so that a second open here is refused like one elsewhere. */
+const held = new Set<string>();
+
+/**
+ * An OS lock on `file`: flock(2), taken through util-linux's flock(1) in a child process that lives
+ * as long as the lock is held (Node has no file-lock call). The kernel lets go of it when the
+ * holder goes — the child's stdin is this process's pipe, so it ends with this process, SIGKILL
+ * included — whatever the file holds, and whichever pid namespace (container) the other process
+ * runs in, as long as both see the same file. 'held': another process holds it; 'unavailable':
+ * this system has no flock(1) (macOS, Windows).
+ */
+function flockOf(file: string): Promise<{ release(): Promise<void> } | 'held' | 'unavailable'> {
+  return new Promise((resolve, reject) => {
+    // Detached: a Ctrl+C to the server's process group must not end the lock before the server has closed.
+    const child = spawn('flock', ['--nonblock', '--exclusive', file, 'sh', '-c', 'echo locked && exec cat >/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'], detached: true,
+    });
+    let out = '';
+    let err = '';
+    let locked = false;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.once('error', (e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? resolve('unavailable') : reject(e)));
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (locked || !out.includes('locked')) return;
+      locked = true;
+      // The lock is held by the child alone: neither it nor its pipes keep this process running.
+      child.unref();
+      for (const pipe of [child.stdin, child.stdout, child.stderr]) (pipe as unknown as { unref?: () => void }).unref?.();
+      resolve({
+        async release() {
+          child.stdin.end();
+          await exited;
+        },
+      });
+    });
+    child.once('exit', (code) => {
+      if (locked) return;
+      // flock(1) exits 1 when the lock is held elsewhere (--nonblock).
+      if (code === 1 && err === '') resolve('held');
+      else reject(new Error(`flock(1) failed (exit ${code}): ${err.trim()}`));
+    });
+  });
+}
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -35,25 +84,12 @@ const alive = (pid: number): boolean => {
   }
 };
 
-/** Directories this process holds, so that a second open here is refused like one elsewhere. */
-const held = new Set<string>();
-
 /**
- * Claims the directory for this process. LMDB itself lets several processes share an environment,
- * but one server per directory keeps the rules simple (no second writer behind a server's back),
- * so the first server writes its pid to LOCK_FILE. A lock whose process is gone (killed with
- * SIGKILL, say) is taken over; so is one naming this very pid when this process does not hold the
- * directory (a restarted container can give the next server the same pid).
+ * Where flock(1) is missing: the lock is LOCK_FILE itself, created exclusively with this pid in it;
+ * one naming a process that is gone is taken over. Weaker (another pid namespace, or a file
+ * overwritten, defeats it): the README says so.
  */
-function claimDirectory(dir: string): () => void {
-  try {
-    mkdirSync(dir, { recursive: true });
-    accessSync(dir, fsConstants.R_OK | fsConstants.W_OK);
-  } catch (e) {
-    throw new DataDirError(`cannot keep data in ${dir}: ${(e as Error).message}`, { cause: e });
-  }
-  const lock = join(dir, LOCK_FILE);
-  if (held.has(dir)) throw new DataDirError(`${dir} is already in use by this process`);
+function pidLock(dir: string, lock: string): () => Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
@@ -68,15 +104,53 @@ function claimDirectory(dir: string): () => void {
     }
     unlinkSync(lock);
   }
-  held.add(dir);
-  return () => {
-    held.delete(dir);
+  return async () => {
     try {
       unlinkSync(lock);
     } catch {
       // already gone: nothing to release
     }
   };
+}
+
+/**
+ * Claims the directory for this process. LMDB itself lets several processes share an environment,
+ * but one server per directory keeps the rules simple (no second writer behind a server's back).
+ * The claim is an OS lock on LOCK_FILE (flockOf), so a server killed with SIGKILL leaves nothing to
+ * take over; the file stays (deleting a locked file would let a third process lock a new one) and
+ * holds the pid of its last holder, for people only.
+ */
+async function claimDirectory(dir: string): Promise<() => Promise<void>> {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, fsConstants.R_OK | fsConstants.W_OK);
+  } catch (e) {
+    throw new DataDirError(`cannot keep data in ${dir}: ${(e as Error).message}`, { cause: e });
+  }
+  const lock = join(dir, LOCK_FILE);
+  if (held.has(dir)) throw new DataDirError(`${dir} is already in use by this process`);
+  held.add(dir);
+  try {
+    let flock: Awaited<ReturnType<typeof flockOf>>;
+    try {
+      flock = await flockOf(lock);
+    } catch (e) {
+      throw new DataDirError(`cannot lock ${dir}: ${(e as Error).message}`, { cause: e });
+    }
+    if (flock === 'held') {
+      const pid = /^\d+$/.exec(readFileSync(lock, 'utf8').trim())?.[0];
+      throw new DataDirError(`${dir} is in use by another swbucket server${pid ? ` (pid ${pid}, as its lock file says)` : ''}: stop it first, or choose another directory`);
+    }
+    const release = flock === 'unavailable' ? pidLock(dir, lock) : flock.release;
+    if (flock !== 'unavailable') writeFileSync(lock, `${process.pid}\n`);
+    return async () => {
+      held.delete(dir);
+      await release();
+    };
+  } catch (e) {
+    held.delete(dir);
+    throw e;
+  }
 }
 
 // ---- the store --------------------------------------------------------------------------------
@@ -96,7 +170,7 @@ export type LmdbStore = Store & {
 
 export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStore> {
   const dir = resolve(options.path);
-  const release = claimDirectory(dir);
+  const release = await claimDirectory(dir);
   let env: RootDatabase;
   try {
     env = open({
@@ -109,7 +183,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
       eventTurnBatching: false,
     });
   } catch (e) {
-    release();
+    await release();
     throw new DataDirError(`cannot open the data in ${dir}: ${(e as Error).message}`, { cause: e });
   }
 
@@ -120,7 +194,7 @@ export async function openLmdbStore(options: LmdbStoreOptions): Promise<LmdbStor
     try {
       await env.close();
     } finally {
-      release();
+      await release();
     }
   }
 

@@ -134,8 +134,8 @@ describe('the data outlives the store', () => {
     await env.openDB<number, string>('meta', {}).put('schema', 99);
     await env.close();
     await expect(openLmdbStore({ path: dir })).rejects.toThrow(/later swbucket/);
-    // and the refusal released the directory
-    expect(existsSync(join(dir, 'swbucket.lock'))).toBe(false);
+    // and the refusal released the directory: the next open gets as far as the same refusal
+    await expect(openLmdbStore({ path: dir })).rejects.toThrow(/later swbucket/);
   });
 });
 
@@ -145,23 +145,47 @@ describe('one store at a time holds a directory', () => {
     const first = await openLmdbStore({ path: dir });
     await expect(openLmdbStore({ path: dir })).rejects.toThrow(DataDirError);
     await first.close();
-    expect(existsSync(join(dir, 'swbucket.lock'))).toBe(false);
     await (await openLmdbStore({ path: dir })).close();
   });
 
-  it('a lock naming a live process is refused with its pid; one whose process is gone is taken over', async () => {
+  it('the lock is an OS lock: held by another process, refused with the pid its file names; freed when that process dies; what the file says alone holds nothing', async () => {
     const dir = tempDir();
-    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    const lock = join(dir, 'swbucket.lock');
+    // What the file says is for people: a live pid in it, with no lock held, is no claim.
+    writeFileSync(lock, '1\n');
+    await (await openLmdbStore({ path: dir })).close();
+    const other = spawn('flock', ['--no-fork', '--exclusive', lock, 'sh', '-c', 'echo 4242 > "$0"; echo ready; exec sleep 30', lock], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
-      writeFileSync(join(dir, 'swbucket.lock'), `${other.pid}\n`);
-      await expect(openLmdbStore({ path: dir })).rejects.toThrow(new RegExp(`in use by another swbucket server \\(pid ${other.pid}\\)`));
+      await new Promise<void>((r) => other.stdout!.once('data', () => r()));
+      await expect(openLmdbStore({ path: dir })).rejects.toThrow(/in use by another swbucket server \(pid 4242, as its lock file says\)/);
     } finally {
       other.kill('SIGKILL');
       await new Promise((r) => other.once('exit', r));
     }
     const store = await openLmdbStore({ path: dir });
-    expect(readFileSync(join(dir, 'swbucket.lock'), 'utf8').trim()).toBe(String(process.pid));
+    expect(readFileSync(lock, 'utf8').trim()).toBe(String(process.pid));
     await store.close();
+  });
+
+  it('where flock(1) is missing, the lock is a pid file: a live pid in it is refused, a dead one taken over', async () => {
+    const dir = tempDir();
+    const lock = join(dir, 'swbucket.lock');
+    const path = process.env.PATH;
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    process.env.PATH = '/nonexistent'; // no flock(1) to be found
+    try {
+      writeFileSync(lock, `${other.pid}\n`);
+      await expect(openLmdbStore({ path: dir })).rejects.toThrow(new RegExp(`in use by another swbucket server \\(pid ${other.pid}\\)`));
+      other.kill('SIGKILL');
+      await new Promise((r) => other.once('exit', r));
+      const store = await openLmdbStore({ path: dir });
+      expect(readFileSync(lock, 'utf8').trim()).toBe(String(process.pid));
+      await store.close();
+      expect(existsSync(lock)).toBe(false);
+    } finally {
+      process.env.PATH = path;
+      other.kill('SIGKILL');
+    }
   });
 
   it('a path that cannot be a directory is a clear error', async () => {
