@@ -487,10 +487,17 @@ export function createClient(options: ClientOptions = {}): Client {
       };
     },
     async importArchive(archive: Blob | BufferSource | ReadableStream<Uint8Array>, o: ImportOptions = {}): Promise<ImportResult> {
+      const headers = new Headers({ 'content-type': 'application/x-tar' });
+      let body = archive;
+      // Signed with the request: the service refuses other bytes under this signature (BadDigest).
+      if (!(archive instanceof ReadableStream) && o.checksum !== false) {
+        body = archive instanceof Blob ? archive : new Blob([archive]);
+        headers.set('content-md5', await contentMd5(body));
+      }
       const res = await request('POST', {
         query: { import: '', conflict: o.conflict },
-        body: archive,
-        headers: new Headers({ 'content-type': 'application/x-tar' }),
+        body,
+        headers,
         ...(o.signal ? { signal: o.signal } : {}),
       });
       const doc = node((await xml(res)).ImportResult);

@@ -417,6 +417,12 @@ export type ImportConflict = 'fail' | 'skip' | 'overwrite';
 export interface ImportOptions {
   /** What to do where the service already has the object or account: fail (default), skip or overwrite. */
   conflict?: ImportConflict;
+  /**
+   * Send Content-MD5 (computed in a worker), so the service refuses an archive changed on the way,
+   * or a captured request sent again with another archive (`BadDigest`). Default true; a
+   * ReadableStream is sent without one (its bytes cannot be hashed before they are sent).
+   */
+  checksum?: boolean;
   signal?: AbortSignal;
 }
 

@@ -9,7 +9,7 @@ import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { requireCaller } from '../access.ts';
 import { xmlResponse } from '../xml.ts';
-import { requestBody } from '../body.ts';
+import { parseContentMd5, requestBody } from '../body.ts';
 import { contentDisposition } from '../http.ts';
 import {
   ARCHIVE_FORMAT, ARCHIVE_VERSION, MANIFEST_NAME, fileNamer, malformed, readManifest,
@@ -342,9 +342,18 @@ export async function importArchive(ctx: Context): Promise<Response> {
   const caller = requireRoot(ctx);
   const conflict = conflictOf(ctx);
   const store = ctx.store;
+  // Content-MD5 is signed: with it, a captured import request cannot be sent again with another archive.
+  const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
   const { stream } = await requestBody(ctx.req);
   if (!stream) fail('MalformedArchive', 'The request has no body: send the archive (a tar file) as the body.');
-  const entries = stream!.pipeThrough(createTarDecoder({ strict: true }));
+  const whole = expectedMd5 === undefined ? undefined : await createMd5();
+  const hashed = whole ? stream!.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, c) {
+      whole.update(chunk);
+      c.enqueue(chunk);
+    },
+  })) : stream!;
+  const entries = hashed.pipeThrough(createTarDecoder({ strict: true }));
   const reader = entries.getReader();
   const next = async (): Promise<ParsedTarEntry | undefined> => {
     for (;;) {
@@ -405,6 +414,8 @@ export async function importArchive(ctx: Context): Promise<Response> {
       }
       const missing = byFile.values().next();
       if (!missing.done) malformed(`The archive ends before "${missing.value.file}", which its manifest lists: it was cut short.`);
+      // The decoder has read the body to its end.
+      if (whole && whole.digest() !== expectedMd5) fail('BadDigest', 'The Content-MD5 you specified did not match what was received.');
       if (pending.length > 0) await flush();
       return await store.commitImport({
         importId,
