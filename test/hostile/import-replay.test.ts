@@ -21,16 +21,16 @@ afterAll(async () => {
 
 const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');
 
-function archive(bucket: string, key: string, body: string): Promise<Uint8Array> {
+async function archive(bucket: string, key: string, body: string): Promise<Uint8Array<ArrayBuffer>> {
   const manifest = JSON.stringify({
     format: 'swbucket-archive', version: 1,
     buckets: [{ name: bucket, owner: 'svcadmin', acl: 'private', created: 0, nextVersionId: 1 }],
     objects: [{ bucket, key, current: true, file: `objects/${bucket}/${key}`, size: body.length, etag: md5(body), lastModified: 0, contentType: 'text/plain', headers: {}, meta: [] }],
   });
-  return packTar([
+  return (await packTar([
     { header: { name: 'swbucket.json', size: Buffer.byteLength(manifest) }, body: manifest },
     { header: { name: `objects/${bucket}/${key}`, size: body.length }, body },
-  ]);
+  ])) as Uint8Array<ArrayBuffer>;
 }
 
 describe("a captured import request sent again with another archive", () => {
