@@ -389,10 +389,10 @@ const bench = {
     return { ms, bytes: file.size, objectBytes: archive.objectBytes };
   },
 
-  /** Imports the archive kept as `blobId`, replacing what it holds; ms. */
-  async importBlob(blobId: string, expectedBytes: number): Promise<number> {
+  /** Imports the archive kept as `blobId`, replacing what it holds (with Content-MD5 unless `checksum` is false); ms. */
+  async importBlob(blobId: string, expectedBytes: number, checksum = true): Promise<number> {
     const t0 = performance.now();
-    const r = await client().importArchive(blob(blobId), { conflict: 'overwrite' });
+    const r = await client().importArchive(blob(blobId), { conflict: 'overwrite', checksum });
     const ms = performance.now() - t0;
     if (r.bytesRestored !== expectedBytes) fail(`import restored ${r.bytesRestored} bytes, expected ${expectedBytes}`);
     return ms;
