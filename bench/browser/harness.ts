@@ -26,7 +26,7 @@ interface SwClient {
   abortMultipartUpload(b: string, k: string, id: string): Promise<void>;
   listParts(b: string, k: string, id: string, o?: { partNumberMarker?: number; maxParts?: number }): Promise<{ parts: unknown[]; isTruncated: boolean; nextPartNumberMarker: number }>;
   exportArchive(o?: { buckets?: string[] }): Promise<{ body: ReadableStream<Uint8Array>; objects: number; objectBytes: number }>;
-  importArchive(archive: Blob, o?: { conflict?: 'fail' | 'skip' | 'overwrite' }): Promise<{ objectsRestored: number; bytesRestored: number }>;
+  importArchive(archive: Blob, o?: { conflict?: 'fail' | 'skip' | 'overwrite'; checksum?: boolean }): Promise<{ objectsRestored: number; bytesRestored: number }>;
 }
 
 const blobs = new Map<string, Blob>();
