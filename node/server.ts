@@ -9,7 +9,7 @@ import { claimedAccessKeyId } from '../sw/core/auth.ts';
 import { SvcError, errorResponse } from '../sw/core/errors.ts';
 import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
-import { sweepImports } from '../sw/core/ops/archive.ts';
+import { sweepHeld } from '../sw/store/holders.ts';
 import { DEFAULT_ENDPOINT } from '../protocol/instance.ts';
 
 /** Options of {@link startServer} (and of `swbucket serve`). */
@@ -125,7 +125,7 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     ? await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' })
     : await (await peer(() => import('./lmdb-store.ts'))).openLmdbStore({ path: o.dataDir });
   // What an import stopped by a kill had stored is nobody's: this process is the directory's only one.
-  await sweepImports(store);
+  await sweepHeld(store);
   const stdout = o.log ? null : stdoutLines();
   const log = o.log ?? stdout!.write;
   const report = (e: unknown) => console.error('internal error:', e);

@@ -5,7 +5,7 @@
 import { createHandler, finish, newRequestId, type Handle } from './core/handler.ts';
 import { SvcError, errorResponse } from './core/errors.ts';
 import { openIdbStore } from './store/idb.ts';
-import { sweepImports } from './core/ops/archive.ts';
+import { sweepHeld } from './store/holders.ts';
 import { createRequestLog } from './log/ring.ts';
 import { DEFAULT_ENDPOINT, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, instanceNames, type WorkerHello } from '../protocol/instance.ts';
 import { VERSION } from '../protocol/version.ts';
@@ -134,7 +134,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       (store) => {
         bodyForm = store.bodyForm;
         // What an import in a worker or tab that stopped had stored is nobody's (the lock of a running one is held).
-        void sweepImports(store).catch(() => {});
+        void sweepHeld(store).catch(() => {});
         return createHandler({
           store, endpoint, mount, contentLength: 'body',
           // A 500 answers with its request id only; the worker's console gets the error and its stack.

@@ -136,9 +136,9 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
     db.createObjectStore('pieces');
   },
   uploadsByKey,
-  // Step 7: the bodies of imports not yet committed (rules/imports.ts).
+  // Step 7: bodies held apart from every object: an import's before its commit, a replaced body still being read (schema.ts).
   (db) => {
-    db.createObjectStore('import-bodies', { keyPath: ['importId', 'bodyId'] });
+    db.createObjectStore('held-bodies', { keyPath: ['holder', 'bodyId'] });
   },
 ];
 

@@ -23,6 +23,15 @@ async function bytesIn(b: Bytes, start: number, end: number): Promise<Uint8Array
   return b instanceof Blob ? new Uint8Array(await b.slice(start, end).arrayBuffer()) : b.subarray(start, end);
 }
 
+/**
+ * What keeps a body's pieces while it is read (rules/bodies.ts): ended when a stream of it ends,
+ * fails or is cancelled, or when none was started soon enough.
+ */
+export interface ReadLease {
+  streaming(): void;
+  end(): void;
+}
+
 /** An object's bytes, some kept as pieces, read when streamed. */
 export class PieceBody implements Pieces {
   private readonly offsets: number[];
@@ -32,6 +41,7 @@ export class PieceBody implements Pieces {
     private readonly read: PieceReader,
     private readonly start = 0,
     private readonly end = segments.reduce((n, s) => n + s.size, 0),
+    private readonly lease?: ReadLease,
   ) {
     let at = 0;
     this.offsets = segments.map((s) => {
@@ -49,41 +59,54 @@ export class PieceBody implements Pieces {
   slice(start = 0, end = this.size): PieceBody {
     const s = Math.min(Math.max(0, start), this.size);
     const e = Math.min(Math.max(s, end), this.size);
-    return new PieceBody(this.segments, this.read, this.start + s, this.start + e);
+    return new PieceBody(this.segments, this.read, this.start + s, this.start + e, this.lease);
   }
 
   stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
     let pos = this.start;
+    this.lease?.streaming();
+    const ended = () => this.lease?.end();
     return new ReadableStream<Uint8Array<ArrayBuffer>>({
       pull: async (controller) => {
-        if (pos >= this.end) return controller.close();
-        const i = this.offsets.findIndex((o, n) => pos >= o && pos < o + this.segments[n]!.size);
-        const seg = this.segments[i]!;
-        const base = this.offsets[i]!;
-        const until = Math.min(this.end, base + seg.size, pos + BATCH_BYTES);
-        if ('bytes' in seg) {
-          controller.enqueue((await bytesIn(seg.bytes, pos - base, until - base)) as Uint8Array<ArrayBuffer>);
-          pos = until;
-          return;
+        try {
+          await this.pull(controller, pos, (next) => (pos = next));
+        } catch (e) {
+          ended();
+          throw e;
         }
-        const first = Math.floor((pos - base) / seg.pieceBytes);
-        const last = Math.floor((until - base - 1) / seg.pieceBytes);
-        const pieces = await this.read(seg.id, first, last);
-        for (let n = first; n <= last; n++) {
-          const piece = pieces[n - first];
-          const from = n * seg.pieceBytes;
-          const expected = Math.min(seg.pieceBytes, seg.size - from);
-          // A piece missing or cut short: the object was deleted or replaced while it streamed.
-          if (!piece || piece.byteLength !== expected) {
-            throw new Error('The object was deleted or replaced while it was being read.');
-          }
-          const a = Math.max(pos - base, from) - from;
-          const b = Math.min(until - base, from + expected) - from;
-          controller.enqueue(piece.subarray(a, b) as Uint8Array<ArrayBuffer>);
-        }
-        pos = until;
+        if (pos >= this.end) ended();
       },
+      cancel: ended,
     }, { highWaterMark: 0 });
+  }
+
+  /** Enqueues the next batch from `pos`, or closes the stream at the end. */
+  private async pull(controller: ReadableStreamDefaultController<Uint8Array<ArrayBuffer>>, pos: number, moved: (pos: number) => void): Promise<void> {
+    if (pos >= this.end) return controller.close();
+    const i = this.offsets.findIndex((o, n) => pos >= o && pos < o + this.segments[n]!.size);
+    const seg = this.segments[i]!;
+    const base = this.offsets[i]!;
+    const until = Math.min(this.end, base + seg.size, pos + BATCH_BYTES);
+    if ('bytes' in seg) {
+      controller.enqueue((await bytesIn(seg.bytes, pos - base, until - base)) as Uint8Array<ArrayBuffer>);
+      return moved(until);
+    }
+    const first = Math.floor((pos - base) / seg.pieceBytes);
+    const last = Math.floor((until - base - 1) / seg.pieceBytes);
+    const pieces = await this.read(seg.id, first, last);
+    for (let n = first; n <= last; n++) {
+      const piece = pieces[n - first];
+      const from = n * seg.pieceBytes;
+      const expected = Math.min(seg.pieceBytes, seg.size - from);
+      // A piece missing or cut short: deleted by a runtime that did not know of this read (another tab's).
+      if (!piece || piece.byteLength !== expected) {
+        throw new Error('The object was deleted or replaced while it was being read.');
+      }
+      const a = Math.max(pos - base, from) - from;
+      const b = Math.min(until - base, from + expected) - from;
+      controller.enqueue(piece.subarray(a, b) as Uint8Array<ArrayBuffer>);
+    }
+    moved(until);
   }
 }
 

@@ -35,13 +35,16 @@ export const BODIES: Table<BodyRecord> = { name: 'bodies', parts: 1, key: (b) =>
 export const PIECES: Table<Uint8Array> = { name: 'pieces', parts: 2 };
 
 /**
- * The bodies an import has stored but not yet committed (rules/imports.ts), by [importId, bodyId]:
- * they belong to the import until its commit hands them to objects, or its end or a sweep deletes them.
+ * Bodies held apart from every object, by [holder, bodyId]: those an import has stored and not yet
+ * committed (the holder is the import: rules/imports.ts), and those a write dropped while this
+ * runtime was still streaming them to a reader (the holder is the runtime: rules/holds.ts). No read,
+ * listing or usage figure sees them; their holder's end, or a sweep once the holder has stopped,
+ * deletes them.
  */
-export const IMPORT_BODIES: Table<{ importId: string; bodyId: string; size: number }> =
-  { name: 'import-bodies', parts: 2, key: (s) => [s.importId, s.bodyId] };
+export const HELD_BODIES: Table<{ holder: string; bodyId: string; size: number }> =
+  { name: 'held-bodies', parts: 2, key: (s) => [s.holder, s.bodyId] };
 
-/** Every table a bucket write may touch. */
-export const WRITE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOADS, UPLOAD_KEYS, PARTS, BODIES, PIECES] as Table<unknown>[];
+/** Every table a bucket write may touch (dropping a body that is being read holds it instead). */
+export const WRITE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOADS, UPLOAD_KEYS, PARTS, BODIES, PIECES, HELD_BODIES] as Table<unknown>[];
 /** The tables an account's usage is summed from (rules/usage.ts). */
 export const USAGE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOAD_KEYS, PARTS] as Table<unknown>[];

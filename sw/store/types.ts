@@ -250,10 +250,10 @@ export interface Store {
    * as for a PUT. Throws ImportRefused (rules/imports.ts) having written nothing.
    */
   commitImport(plan: ImportPlan): Promise<ImportTally>;
-  /** Deletes the bodies import `importId` staged and did not commit. */
-  dropImport(importId: string): Promise<void>;
-  /** The imports with staged bodies not committed: running, or stopped before their end. */
-  listImports(): Promise<string[]>;
+  /** Deletes the bodies `holder` holds apart (an import's not committed; a runtime's kept for its readers). */
+  dropHeld(holder: string): Promise<void>;
+  /** Who holds bodies apart: running, or stopped before its end (sw/store/holders.ts). */
+  listHolders(): Promise<string[]>;
   /** Removes the current object; its history stays. */
   deleteObject(bucket: BucketRef, key: string): Promise<'ok' | 'noSuchKey' | 'noSuchBucket'>;
   /** Deletes each entry in one step: the current object, or the given version. Missing keys count as deleted. */

@@ -183,8 +183,8 @@ async function storeProblems(page: EnginePage): Promise<string[]> {
     try {
       const stores = [...db.objectStoreNames];
       const withPieces = stores.includes('pieces');
-      const withImports = stores.includes('import-bodies');
-      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(withPieces ? ['pieces'] : []), ...(withImports ? ['import-bodies'] : [])], 'readonly');
+      const withImports = stores.includes('held-bodies');
+      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(withPieces ? ['pieces'] : []), ...(withImports ? ['held-bodies'] : [])], 'readonly');
       const all = <T>(store: string) => new Promise<T[]>((res, rej) => {
         const r = tx.objectStore(store).getAll();
         r.onsuccess = () => res(r.result as T[]);
@@ -208,10 +208,10 @@ async function storeProblems(page: EnginePage): Promise<string[]> {
       });
       type Body = { id: string; blob?: Blob; bytes?: Uint8Array; pieces?: number; size?: number };
       type Obj = { bucket: string; key: string; size: number; etag: string; chunks: { id: string; size: number }[] };
-      const [objects, versions, parts, bodies, accounts, importBodies] = await Promise.all([
+      const [objects, versions, parts, bodies, accounts, heldBodies] = await Promise.all([
         all<Obj>('objects'), all<{ chunks: { id: string; size: number }[]; size: number }>('versions'),
         all<{ bodyId: string; size: number }>('parts'), all<Body>('bodies'), all<{ accessKeyId: string; usedBytes: number }>('accounts'),
-        withImports ? all<{ importId: string; bodyId: string; size: number }>('import-bodies') : Promise.resolve([]),
+        withImports ? all<{ holder: string; bodyId: string; size: number }>('held-bodies') : Promise.resolve([]),
       ]);
       await pieceWalk;
       const pieceProblems: string[] = [];
@@ -231,7 +231,7 @@ async function storeProblems(page: EnginePage): Promise<string[]> {
           parts: parts.map((p) => ({ bodyId: p.bodyId, size: p.size })),
           bodies: bodies.map((b) => ({ id: b.id, size: b.blob?.size ?? b.bytes?.byteLength ?? b.size ?? -1 })),
           accounts: accounts.map((a) => ({ accessKeyId: a.accessKeyId, usedBytes: a.usedBytes })),
-          importBodies,
+          heldBodies,
         },
         pieceProblems,
       };

@@ -66,12 +66,12 @@ function endOfEntry(tar: Uint8Array, n: number): number {
 }
 
 /** How many bodies an import holds in the service's database, as the page reads it. */
-const importBodies = () => page.evaluate(() => new Promise<number>((resolve, reject) => {
+const heldBodies = () => page.evaluate(() => new Promise<number>((resolve, reject) => {
   const open = indexedDB.open('swbucket');
   open.onerror = () => reject(open.error);
   open.onsuccess = () => {
     const db = open.result;
-    const r = db.transaction('import-bodies').objectStore('import-bodies').count();
+    const r = db.transaction('held-bodies').objectStore('held-bodies').count();
     r.onsuccess = () => {
       db.close();
       resolve(r.result);
@@ -110,7 +110,7 @@ describe('an import in the worker is one unit of work (Chromium)', () => {
       });
       w.imp = fetch(url, { method: 'POST', headers, body, duplex: 'half' } as RequestInit).then(async (r) => ({ status: r.status, text: await r.text() }));
     }, { url, headers: [...headers], first: Buffer.from(tar.subarray(0, endOfEntry(tar, 4))).toString('base64') });
-    await expect.poll(importBodies, { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(heldBodies, { timeout: 20_000 }).toBeGreaterThan(0);
     await ok('PUT', 'http://alices.svc.localhost/k1', { creds: ALICE, body: 'alice wrote this' });
     // Then the archive turns out damaged: a block that is no tar header.
     await page.evaluate((bytes) => (window as unknown as { rest: (b: number[] | null) => void }).rest(bytes), new Array(1024).fill(0x41));
@@ -120,7 +120,7 @@ describe('an import in the worker is one unit of work (Chromium)', () => {
     expect((await ok('GET', 'http://alices.svc.localhost/k1', { creds: ALICE })).text).toBe('alice wrote this');
     const listed = (await ok('GET', 'http://alices.svc.localhost/', { creds: ALICE })).text;
     expect([...listed.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1])).toEqual(['k1']);
-    expect(await importBodies()).toBe(0);
+    expect(await heldBodies()).toBe(0);
   });
 
   it('F4: a conflict=overwrite import that fails leaves nothing it made: no account, bucket or object, and what it would replace stays', async () => {
@@ -145,6 +145,6 @@ describe('an import in the worker is one unit of work (Chromium)', () => {
     expect((await ok('GET', 'http://mine.svc.localhost/')).text.match(/<Key>/g)).toHaveLength(1);
     expect((await call('GET', 'http://fresh.svc.localhost/')).status).toBe(404);
     expect((await ok('GET', `${S}/?accounts`)).text).not.toContain('<AccessKeyId>bob</AccessKeyId>');
-    expect(await importBodies()).toBe(0);
+    expect(await heldBodies()).toBe(0);
   });
 });

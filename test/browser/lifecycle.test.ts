@@ -578,7 +578,7 @@ describe('a new worker version with a schema change', () => {
       };
     }));
     expect(db.version).toBe(8);
-    expect(db.stores).toEqual(expect.arrayContaining(['accounts', 'buckets', 'objects', 'versions', 'bodies', 'uploads', 'upload-keys', 'parts', 'usage-exact', 'import-bodies', VARIANT_STORE]));
+    expect(db.stores).toEqual(expect.arrayContaining(['accounts', 'buckets', 'objects', 'versions', 'bodies', 'uploads', 'upload-keys', 'parts', 'usage-exact', 'held-bodies', VARIANT_STORE]));
     await expectNoOrphans(page);
   });
 });

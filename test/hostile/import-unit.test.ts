@@ -104,12 +104,12 @@ const call = (handle: (r: Request) => Promise<Response>, method: string, url: st
 
 /** Until the running import has stored bodies (a batch is 4 MiB or 256 bodies: sw/core/ops/archive.ts). */
 async function untilStaged(store: Store) {
-  await expect.poll(async () => (await contents(store)).importBodies.length, { timeout: 20_000 }).toBeGreaterThan(0);
+  await expect.poll(async () => (await contents(store)).heldBodies.length, { timeout: 20_000 }).toBeGreaterThan(0);
 }
 
 async function expectClean(store: Store) {
   const c = await contents(store);
-  expect(c.importBodies, 'bodies of an import left behind').toEqual([]);
+  expect(c.heldBodies, 'bodies of an import left behind').toEqual([]);
   expect(integrity(c)).toEqual(SOUND);
 }
 
@@ -237,12 +237,12 @@ for (const kind of STORE_KINDS) {
       const { handle, store } = await withAlice(kind);
       // As a killed runtime leaves it: bodies recorded as an import's, never committed.
       await store.stageImportBodies('stopped-import', [{ bucketId: 'x', key: 'k', body: new Blob([randomBytes(100_000)]) }, { bucketId: 'x', key: 'j', body: new Blob(['small']) }]);
-      expect(await store.listImports()).toEqual(['stopped-import']);
+      expect(await store.listHolders()).toEqual(['stopped-import']);
       expect((await call(handle, 'PUT', `${host('alices')}/k`, { auth: ALICE, body: 'x' })).status).toBe(200);
-      expect(await store.listImports()).toEqual(['stopped-import']);
+      expect(await store.listHolders()).toEqual(['stopped-import']);
       const r = await call(handle, 'POST', `${S}/?import`, { body: await archive({ buckets: [{ name: 'fresh' }], items: items('fresh', 2) }) });
       expect(r.status, r.text).toBe(200);
-      expect(await store.listImports()).toEqual([]);
+      expect(await store.listHolders()).toEqual([]);
       await expectClean(store);
     });
   });
@@ -301,7 +301,7 @@ describe('F5: swbucket serve --data killed in the middle of an import', () => {
       try {
         const c = await contents(seen);
         // The kill came while the import had stored bodies: the attack hit the window it aims at.
-        expect(c.importBodies.length).toBeGreaterThan(0);
+        expect(c.heldBodies.length).toBeGreaterThan(0);
         expect(c.accounts.map((a) => a.accessKeyId)).toEqual(['svcadmin']);
         expect([c.buckets, c.objects, c.versions]).toEqual([[], [], []]);
         expect(integrity(c)).toEqual(SOUND);
@@ -314,7 +314,7 @@ describe('F5: swbucket serve --data killed in the middle of an import', () => {
       const swept = await openLmdbStore({ path: dir });
       try {
         const c = await contents(swept);
-        expect([c.importBodies, c.bodies]).toEqual([[], []]);
+        expect([c.heldBodies, c.bodies]).toEqual([[], []]);
         expect(integrity(c)).toEqual(SOUND);
       } finally {
         await swept.close();

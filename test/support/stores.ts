@@ -94,14 +94,14 @@ export interface Integrity {
 }
 
 /** The store invariants: every body belongs to exactly one record (or to one import not committed), usage figures are exact. */
-export function integrity(c: Omit<StoreContents, 'uploadKeys' | 'exactUsage' | 'importBodies'> & Partial<Pick<StoreContents, 'uploadKeys' | 'exactUsage' | 'importBodies'>>): Integrity {
+export function integrity(c: Omit<StoreContents, 'uploadKeys' | 'exactUsage' | 'heldBodies'> & Partial<Pick<StoreContents, 'uploadKeys' | 'exactUsage' | 'heldBodies'>>): Integrity {
   const bodySize = new Map(c.bodies.map((b) => [b.id, b.size]));
   const refs: { id: string; size: number; what: string }[] = [];
   for (const o of [...c.objects, ...c.versions]) {
     for (const ch of o.chunks) refs.push({ id: ch.id, size: ch.size, what: `${o.bucket}/${o.key}@${o.versionId ?? 'null'}` });
   }
   for (const p of c.parts) refs.push({ id: p.bodyId, size: p.size, what: `part ${p.uploadId}/${p.partNumber}` });
-  for (const s of c.importBodies ?? []) refs.push({ id: s.bodyId, size: s.size, what: `import ${s.importId}` });
+  for (const s of c.heldBodies ?? []) refs.push({ id: s.bodyId, size: s.size, what: `held by ${s.holder}` });
   const seen = new Map<string, number>();
   for (const r of refs) seen.set(r.id, (seen.get(r.id) ?? 0) + 1);
 

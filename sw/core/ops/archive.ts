@@ -19,6 +19,7 @@ import { createMd5 } from '../../../protocol/md5.ts';
 import { VERSION } from '../../../protocol/version.ts';
 import { asBlob, type BucketRecord, type BucketRef, type Conflict, type ObjectRecord, type Pieces, type Store } from '../../store/types.ts';
 import { ImportRefused } from '../../store/rules/imports.ts';
+import { asRunning, sweepHeld } from '../../store/holders.ts';
 import { blobOf, isPieces } from '../../store/pieces.ts';
 import type { Context } from '../context.ts';
 
@@ -269,48 +270,6 @@ async function readManifestEntry(entry: ParsedTarEntry | undefined): Promise<Man
 
 // ---- one unit of work: staged, then committed in one step (sw/store/rules/imports.ts) ----
 
-/** Imports running in this runtime (a worker, a page's store, a server process). */
-const running = new Set<string>();
-const lockName = (importId: string) => `swbucket import ${importId}`;
-const webLocks = (): LockManager | undefined => (globalThis as { navigator?: Navigator }).navigator?.locks;
-
-/**
- * Runs import `importId`, known as running to this runtime and, through a Web Lock held for as long
- * as it runs, to every other runtime of the origin (the worker, a page using the store itself): a
- * browser releases the lock of a runtime that stopped, so an import whose lock is free has stopped.
- */
-async function asRunning<T>(importId: string, work: () => Promise<T>): Promise<T> {
-  running.add(importId);
-  try {
-    const locks = webLocks();
-    return await (locks ? locks.request(lockName(importId), work) : work());
-  } finally {
-    running.delete(importId);
-  }
-}
-
-/**
- * Whether an import with staged bodies stopped before its end. Without Web Locks the runtime is a
- * server process, which owns its data alone: what it is not running has stopped.
- */
-async function hasStopped(importId: string): Promise<boolean> {
-  if (running.has(importId)) return false;
-  const locks = webLocks();
-  if (!locks) return true;
-  return locks.request(lockName(importId), { ifAvailable: true }, (lock) => lock !== null);
-}
-
-/** Deletes what imports that stopped before their end (a killed server, a closed tab) had stored. */
-export async function sweepImports(store: Store): Promise<number> {
-  let swept = 0;
-  for (const id of await store.listImports()) {
-    if (!(await hasStopped(id))) continue;
-    await store.dropImport(id);
-    swept++;
-  }
-  return swept;
-}
-
 /** Bodies are staged a few at a time: small ones share a step, a large one has its own. */
 const STAGE_BATCH_BYTES = 4 * 1024 * 1024;
 const STAGE_BATCH_COUNT = 256;
@@ -374,8 +333,8 @@ export async function importArchive(ctx: Context): Promise<Response> {
     bytesIn += n;
     ctx.bytesIn = bytesIn;
   };
-  await sweepImports(store);
-  const importId = crypto.randomUUID();
+  await sweepHeld(store);
+  const importId = `import-${crypto.randomUUID()}`;
 
   const tally = await asRunning(importId, async () => {
     try {
@@ -431,7 +390,7 @@ export async function importArchive(ctx: Context): Promise<Response> {
     } catch (e) {
       await reader.cancel().catch(() => {});
       // What it stored was never seen: deleting it leaves the store exactly as the import found it.
-      await store.dropImport(importId).catch(() => {}); // else the next import's sweep deletes it
+      await store.dropHeld(importId).catch(() => {}); // else the next sweep deletes it
       if (e instanceof ImportRefused) {
         const code = e.reason === 'quota' ? 'QuotaExceeded' : 'ImportConflict';
         const advice = e.reason === 'conflict' ? '; choose conflict=skip or conflict=overwrite to import anyway' : '';

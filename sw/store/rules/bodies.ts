@@ -8,12 +8,15 @@
 //   sliced for ranges;
 // - pieces of pieceBytes each, elsewhere (LMDB, an IndexedDB that refuses Blobs): a range reads only
 //   the pieces it covers, and a whole GET streams a batch of pieces per read (pieces.ts).
-// Every body belongs to exactly one current object, historical version or uploaded part; whoever
-// drops the reference deletes the body. Completing a multipart upload hands the parts' bodies to
+// Every body belongs to exactly one current object, historical version, uploaded part or holder
+// (schema.ts, HELD_BODIES: an import before its commit; this runtime while it streams a body a
+// write dropped); whoever drops the reference deletes the body. Completing a multipart upload hands the parts' bodies to
 // the new object: no byte is copied.
-import { all, count, getRead, range, rangeRead, type Engine, type Read, type Writes } from '../engine/types.ts';
-import { BODIES, PIECES, type BodyRecord } from '../schema.ts';
-import { PieceBody, blobOf, cutIntoPieces, type Segment } from '../pieces.ts';
+import { all, count, getRead, range, rangeRead, type Engine, type Read, type Table, type Writes } from '../engine/types.ts';
+import { runtimeHolder } from '../holders.ts';
+import { release } from './holds.ts';
+import { BODIES, HELD_BODIES, PIECES, type BodyRecord } from '../schema.ts';
+import { PieceBody, blobOf, cutIntoPieces, type ReadLease, type Segment } from '../pieces.ts';
 import type { BucketRecord, Bytes, ObjectRecord, Stored } from '../types.ts';
 
 export interface BodySizes {
@@ -23,8 +26,8 @@ export interface BodySizes {
   pieceBytes: number;
   /**
    * A body kept as pieces that is at most this large is read whole inside the GET's own step, so it
-   * is seen as one snapshot with its record; a larger one streams, a batch of pieces per read, and
-   * fails mid-way (never mixing bytes) when it is deleted while it streams.
+   * is seen as one snapshot with its record; a larger one streams, a batch of pieces per read, and a
+   * write that drops it meanwhile holds it until the stream ends (dropBodies), so the read is whole.
    */
   snapshotBytes: number;
 }
@@ -80,7 +83,21 @@ export const bodyId = (bucketId: string, key: string): string =>
  * run is counted first because a body keeps its id when its object moves, so a run can hold a
  * body of another object. `pieces`: whether bodies may have pieces to delete with them.
  */
-export function* dropBodies(w: Writes, ids: string[], pieces: boolean): Generator<Read, void, unknown> {
+export function* dropBodies(w: Writes, dropped: string[], pieces: boolean): Generator<Read, void, unknown> {
+  // A body this runtime is still streaming to a reader is held instead, until the reader is done:
+  // a GET that began before a write replaced its object reads it whole (see readBody).
+  const ids = dropped.filter((id) => !reading.has(id));
+  if (ids.length < dropped.length) {
+    const kept = dropped.filter((id) => reading.has(id));
+    const records = yield* all(...kept.map((id) => getRead(BODIES, [id])));
+    const holder = runtimeHolder();
+    kept.forEach((id, i) => {
+      const r = records[i];
+      if (!r) return;
+      w.put(HELD_BODIES, { holder, bodyId: id, size: r.pieces !== undefined ? r.size : r.blob?.size ?? r.bytes?.byteLength ?? 0 });
+      reading.get(id)!.held = true;
+    });
+  }
   if (ids.length > 2) {
     const sorted = [...ids].sort(); // code-unit order, as the engines compare strings
     const first = sorted[0]!;
@@ -99,6 +116,46 @@ export function* dropBodies(w: Writes, ids: string[], pieces: boolean): Generato
 }
 
 export const idsOf = (object: { chunks: { id: string }[] } | undefined): string[] => object?.chunks.map((c) => c.id) ?? [];
+
+/**
+ * Bodies this runtime is streaming to readers, by id, with how many reads and whether a write has
+ * dropped the body meanwhile (it then holds it: dropBodies). The last read to end releases it.
+ */
+const reading = new Map<string, { reads: number; held: boolean }>();
+
+/** How long a body read for streaming is kept for a stream that has not started (a conditional GET answering 304 never streams it). */
+const UNSTREAMED_MS = 60_000;
+
+/**
+ * Keeps `ids` for a read that will stream them: begun inside the read step that found them, so no
+ * write after that step deletes their pieces before the read ends (a stream ends, fails or is
+ * cancelled; or none started in time).
+ */
+function leaseFor(ids: string[], engine: Engine): ReadLease {
+  for (const id of ids) {
+    const r = reading.get(id) ?? { reads: 0, held: false };
+    r.reads++;
+    reading.set(id, r);
+  }
+  let done = false;
+  const timer = setTimeout(() => end(), UNSTREAMED_MS);
+  (timer as { unref?: () => void }).unref?.(); // never what keeps a Node process running
+  function end() {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    const free: string[] = [];
+    for (const id of ids) {
+      const r = reading.get(id)!;
+      if (--r.reads > 0) continue;
+      reading.delete(id);
+      if (r.held) free.push(id);
+    }
+    // What is not freed now (a failed write) is swept with this runtime's other holds when it stops.
+    if (free.length > 0) void engine.write([BODIES, PIECES, HELD_BODIES] as Table<unknown>[], release(runtimeHolder(), free, true)).catch(() => {});
+  }
+  return { streaming: () => clearTimeout(timer), end };
+}
 
 /** Pieces `first`…`last` of body `id`, read by a step of their own (a GET streaming a large body). */
 export const pieceReader = (engine: Engine) => (id: string, first: number, last: number): Promise<Uint8Array[]> =>
@@ -139,7 +196,10 @@ export function* readBody(
     const segments = records.map((r, i): Segment => (r.pieces === undefined
       ? { size: object.chunks[i]!.size, bytes: (r.blob ?? r.bytes) as Bytes }
       : { size: r.size, id: r.id, pieceBytes: r.pieceBytes }));
-    if (object.size > sizes.snapshotBytes) return new PieceBody(segments, pieceReader(engine));
+    if (object.size > sizes.snapshotBytes) {
+      const ids = segments.flatMap((s) => ('id' in s ? [s.id] : []));
+      return new PieceBody(segments, pieceReader(engine), 0, object.size, leaseFor(ids, engine));
+    }
     // Small enough to read in this step, as one snapshot with the record.
     const read = yield* all(...segments.map((s) => ('id' in s ? rangeRead(PIECES, { prefix: [s.id] }) : undefined)));
     parts = segments.map((s, i) => ('bytes' in s ? s.bytes : joined(read[i]!)));

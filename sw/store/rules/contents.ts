@@ -2,7 +2,7 @@
 // engine it is: for tests and checks (the store invariants, test/support/stores.ts integrity()).
 // Not part of Store.
 import { all, count, range, rangeRead, type Table } from '../engine/types.ts';
-import { ACCOUNTS, BODIES, BUCKETS, IMPORT_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, VERSIONS, WRITE_TABLES } from '../schema.ts';
+import { ACCOUNTS, BODIES, BUCKETS, HELD_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, VERSIONS, WRITE_TABLES } from '../schema.ts';
 import type { Account, BucketRecord, ObjectRecord, PartRecord, Store, UploadRecord } from '../types.ts';
 import { engineOf } from './store.ts';
 
@@ -21,8 +21,8 @@ export interface StoreContents {
    * that nothing references.
    */
   bodies: { id: string; size: number }[];
-  /** The bodies of imports not committed, as each import records them. */
-  importBodies: { importId: string; bodyId: string; size: number }[];
+  /** Bodies held apart from every object: an import's not committed, a replaced body still being read (schema.ts). */
+  heldBodies: { holder: string; bodyId: string; size: number }[];
   /** Accounts whose usage figure is marked exact. */
   exactUsage: Set<string>;
 }
@@ -31,9 +31,9 @@ export async function storeContents(store: Store): Promise<StoreContents> {
   const engine = engineOf.get(store);
   if (!engine) throw new Error('not a store over an engine');
   const everything = <V>(t: Table<V>) => rangeRead(t, { prefix: [] });
-  const [accounts, markers, buckets, objects, versions, uploads, uploadKeys, parts, bodies, importBodies] = await engine.read([...WRITE_TABLES, IMPORT_BODIES], () => all(
+  const [accounts, markers, buckets, objects, versions, uploads, uploadKeys, parts, bodies, heldBodies] = await engine.read(WRITE_TABLES, () => all(
     everything(ACCOUNTS), everything(USAGE_EXACT), everything(BUCKETS), everything(OBJECTS), everything(VERSIONS),
-    everything(UPLOADS), everything(UPLOAD_KEYS), everything(PARTS), everything(BODIES), everything(IMPORT_BODIES),
+    everything(UPLOADS), everything(UPLOAD_KEYS), everything(PARTS), everything(BODIES), everything(HELD_BODIES),
   ));
   // Piece by piece, a body per read: a store's pieces may be more than memory holds at once.
   const sizes = new Map<string, number>();
@@ -49,7 +49,7 @@ export async function storeContents(store: Store): Promise<StoreContents> {
   }
   const stray = (await engine.read([PIECES], () => count(PIECES, { prefix: [] }))) - counted;
   return {
-    accounts, buckets, objects, versions, uploads, uploadKeys, parts, importBodies,
+    accounts, buckets, objects, versions, uploads, uploadKeys, parts, heldBodies,
     bodies: [...[...sizes].map(([id, size]) => ({ id, size })), ...(stray > 0 ? [{ id: `${stray} pieces of no body`, size: 0 }] : [])],
     exactUsage: new Set(markers.map((m) => m.accessKeyId)),
   };

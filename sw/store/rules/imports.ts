@@ -1,12 +1,12 @@
 // An import (docs/protocol.md, "Archives") as one unit of work. Its bodies are stored as the archive
-// arrives, each recorded in `import-bodies` under the import's id and referenced by nothing else,
+// arrives, each recorded in `held-bodies` under the import's id and referenced by nothing else,
 // so no read, listing or usage figure sees them. Then one step, the commit, makes the accounts,
 // buckets and object records and hands them the bodies — all of it or, when anything refuses,
 // nothing. An import that stops before its commit (a broken archive, a killed server, a closed
 // tab) leaves only bodies recorded as its own, which its end or a later sweep deletes: it never
 // has anything to take back from what others can see, so it can never take back their writes.
-import { all, count, get, getRead, range, type Read, type Step } from '../engine/types.ts';
-import { ACCOUNTS, BUCKETS, IMPORT_BODIES, USAGE_EXACT } from '../schema.ts';
+import { all, count, get, getRead, type Read } from '../engine/types.ts';
+import { ACCOUNTS, BUCKETS, HELD_BODIES, USAGE_EXACT } from '../schema.ts';
 import type { ImportPlan, ImportTally } from '../types.ts';
 import { dropBodies } from './bodies.ts';
 import { restore, type ObjectStep } from './objects.ts';
@@ -21,11 +21,6 @@ export class ImportRefused extends Error {
   }
 }
 
-/** Records `bodies` (stored in the same step) as the import's own. */
-export const recordStaged = (w: ObjectStep['w'], importId: string, bodies: { id: string; size: number }[]): void => {
-  for (const b of bodies) w.put(IMPORT_BODIES, { importId, bodyId: b.id, size: b.size });
-};
-
 /** The commit: the whole import in one step, or a throw of ImportRefused and nothing. */
 export function* commit(s: ObjectStep, plan: ImportPlan): Generator<Read, ImportTally, unknown> {
   const t: ImportTally = {
@@ -34,7 +29,7 @@ export function* commit(s: ObjectStep, plan: ImportPlan): Generator<Read, Import
   };
   // Every body the import stored is still its own: a sweep that took an import for stopped (one
   // running in another runtime, where that cannot be told) would have deleted them.
-  if ((yield* count(IMPORT_BODIES, { prefix: [plan.importId] })) !== plan.objects.length) {
+  if ((yield* count(HELD_BODIES, { prefix: [plan.importId] })) !== plan.objects.length) {
     throw new ImportRefused('interrupted', 'The bodies this import stored were deleted before it finished (another runtime took it for stopped).');
   }
   for (const a of plan.accounts) {
@@ -76,27 +71,7 @@ export function* commit(s: ObjectStep, plan: ImportPlan): Generator<Read, Import
     t.objectsRestored++;
     t.bytesRestored += body.size;
   }
-  s.w.deleteRange(IMPORT_BODIES, { prefix: [plan.importId] });
+  s.w.deleteRange(HELD_BODIES, { prefix: [plan.importId] });
   yield* dropBodies(s.w, unused, s.pieces);
   return t;
 }
-
-/** How many staged bodies one step of a drop deletes: a step's size stays bounded. */
-const DROP_BATCH = 256;
-
-/**
- * Deletes up to DROP_BATCH of the import's bodies with their records; true when none is left. A
- * body recorded as the import's is referenced by nothing else, so deleting it hides nothing.
- */
-export const dropSome = (importId: string, pieces: boolean): Step<boolean> => function* (w) {
-  const staged = yield* range(IMPORT_BODIES, { prefix: [importId] }, { limit: DROP_BATCH });
-  for (const b of staged) w.delete(IMPORT_BODIES, [importId, b.bodyId]);
-  yield* dropBodies(w, staged.map((b) => b.bodyId), pieces);
-  return staged.length < DROP_BATCH;
-};
-
-/** The id of the first import with stored bodies after `after` (or the first of all). */
-export const nextImport = (after?: string): Step<string | undefined> => function* () {
-  const [first] = yield* range(IMPORT_BODIES, after === undefined ? { prefix: [] } : { prefix: [], start: [`${after}\u0000`] }, { limit: 1 });
-  return first?.importId;
-};

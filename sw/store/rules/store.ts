@@ -11,7 +11,7 @@
 import { StoreQuotaError } from '../errors.ts';
 import { all, get, getRead, range, rangeRead, type Engine, type Read, type Step, type Table, type Writes } from '../engine/types.ts';
 import { asRead } from '../engine/drive.ts';
-import { ACCOUNTS, BODIES, BUCKETS, IMPORT_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord } from '../schema.ts';
+import { ACCOUNTS, BODIES, BUCKETS, HELD_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord } from '../schema.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, ListMultipartUploadsOptions, ListObjectsOptions,
   ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget,
@@ -20,7 +20,8 @@ import { ROOT_ACCOUNT_RECORD } from '../types.ts';
 import { BODY_SIZES, bodyId, prepareBody, putBody, readBody, type BodySizes } from './bodies.ts';
 import { Caches } from './caches.ts';
 import { canBeVersion, deleteMany, deleteOne, makeCurrent, move, readVersion, replaceMeta, type ObjectStep } from './objects.ts';
-import { commit, dropSome, nextImport, recordStaged } from './imports.ts';
+import { commit } from './imports.ts';
+import { dropSome, hold, nextHolder } from './holds.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
@@ -38,7 +39,6 @@ export interface StoreOptions {
 const VERSION_TABLES = [OBJECTS, VERSIONS] as Table<unknown>[];
 const OBJECT_TABLES = [OBJECTS, VERSIONS, BODIES, PIECES] as Table<unknown>[];
 const UPLOAD_TABLES = [UPLOADS, UPLOAD_KEYS, PARTS] as Table<unknown>[];
-const IMPORT_TABLES = [...WRITE_TABLES, IMPORT_BODIES] as Table<unknown>[];
 
 /**
  * What a new store holds: the root account (docs/protocol.md, "Accounts"), its usage exact. For an
@@ -270,29 +270,29 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       const prepared = await Promise.all(bodies.map((b) => withBody(b.body)));
       const ids = bodies.map((b) => bodyId(b.bucketId, b.key));
       const staged = prepared.map((p, i) => ({ id: ids[i]!, size: p.size }));
-      await engine.write([BODIES, PIECES, IMPORT_BODIES] as Table<unknown>[], function* (w) {
+      await engine.write([BODIES, PIECES, HELD_BODIES] as Table<unknown>[], function* (w) {
         prepared.forEach((p, i) => putBody(w, ids[i]!, p));
-        recordStaged(w, importId, staged);
+        hold(w, importId, staged);
       });
       return staged;
     },
 
     async commitImport(plan) {
       try {
-        return await accessWrite(IMPORT_TABLES, (w) => commit({ w, forgetting: false, pieces }, plan));
+        return await accessWrite(WRITE_TABLES, (w) => commit({ w, forgetting: false, pieces }, plan));
       } finally {
         caches.drop(); // buckets and accounts it made, objects it replaced
       }
     },
 
-    async dropImport(importId) {
-      while (!(await engine.write([BODIES, PIECES, IMPORT_BODIES] as Table<unknown>[], dropSome(importId, pieces))));
+    async dropHeld(holder) {
+      while (!(await engine.write([BODIES, PIECES, HELD_BODIES] as Table<unknown>[], dropSome(holder, pieces))));
     },
 
-    async listImports() {
-      const ids: string[] = [];
-      for (let id = await engine.read([IMPORT_BODIES], nextImport()); id !== undefined; id = await engine.read([IMPORT_BODIES], nextImport(id))) ids.push(id);
-      return ids;
+    async listHolders() {
+      const holders: string[] = [];
+      for (let h = await engine.read([HELD_BODIES], nextHolder()); h !== undefined; h = await engine.read([HELD_BODIES], nextHolder(h))) holders.push(h);
+      return holders;
     },
 
     deleteObject: (ref, key) => freeing(ref, function* (s, bucket) {

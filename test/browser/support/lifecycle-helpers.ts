@@ -187,7 +187,7 @@ export interface DbSnapshot {
   bodies: { id: string; size: number }[];
   accounts: { accessKeyId: string; usedBytes: number }[];
   /** The bodies of imports not committed (sw/store/rules/imports.ts): a problem once no import runs. */
-  importBodies?: { importId: string; bodyId: string; size: number }[];
+  heldBodies?: { holder: string; bodyId: string; size: number }[];
 }
 
 /**
@@ -204,20 +204,20 @@ export async function dbSnapshot(page: Page): Promise<DbSnapshot> {
       open.onsuccess = () => resolve(open.result);
     });
     try {
-      const withImports = db.objectStoreNames.contains('import-bodies');
-      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(withImports ? ['import-bodies'] : [])], 'readonly');
+      const withImports = db.objectStoreNames.contains('held-bodies');
+      const tx = db.transaction(['objects', 'versions', 'parts', 'bodies', 'accounts', ...(withImports ? ['held-bodies'] : [])], 'readonly');
       const all = <T>(name: string) => new Promise<T[]>((res, rej) => {
         const r = tx.objectStore(name).getAll();
         r.onsuccess = () => res(r.result as T[]);
         r.onerror = () => rej(r.error);
       });
-      const [objects, versions, parts, bodies, accounts, importBodies] = await Promise.all([
+      const [objects, versions, parts, bodies, accounts, heldBodies] = await Promise.all([
         all<DbSnapshot['objects'][number]>('objects'),
         all<DbSnapshot['versions'][number]>('versions'),
         all<DbSnapshot['parts'][number]>('parts'),
         all<{ id: string; blob?: Blob; bytes?: Uint8Array }>('bodies'),
         all<DbSnapshot['accounts'][number]>('accounts'),
-        withImports ? all<NonNullable<DbSnapshot['importBodies']>[number]>('import-bodies') : Promise.resolve([]),
+        withImports ? all<NonNullable<DbSnapshot['heldBodies']>[number]>('held-bodies') : Promise.resolve([]),
       ]);
       return {
         version: db.version,
@@ -227,7 +227,7 @@ export async function dbSnapshot(page: Page): Promise<DbSnapshot> {
         parts: parts.map((p) => ({ bodyId: p.bodyId, size: p.size })),
         bodies: bodies.map((b) => ({ id: b.id, size: b.blob?.size ?? b.bytes!.byteLength })),
         accounts: accounts.map((a) => ({ accessKeyId: a.accessKeyId, usedBytes: a.usedBytes })),
-        importBodies: importBodies.map(({ importId, bodyId, size }) => ({ importId, bodyId, size })),
+        heldBodies: heldBodies.map(({ holder, bodyId, size }) => ({ holder, bodyId, size })),
       };
     } finally {
       db.close();
@@ -257,9 +257,9 @@ export function orphanReport(s: DbSnapshot): string[] {
   }
   for (const v of s.versions) v.chunks.forEach((c) => ref(c.id, c.size, 'a version'));
   for (const p of s.parts) ref(p.bodyId, p.size, 'a part');
-  for (const b of s.importBodies ?? []) {
-    ref(b.bodyId, b.size, `import ${b.importId}`);
-    problems.push(`body ${b.bodyId} is held by import ${b.importId}, which is not running`);
+  for (const b of s.heldBodies ?? []) {
+    ref(b.bodyId, b.size, `held by ${b.holder}`);
+    problems.push(`body ${b.bodyId} is held by ${b.holder}, which is not running`);
   }
   for (const [id, n] of refs) if (n > 1) problems.push(`body ${id} is referenced ${n} times`);
   for (const id of bodies.keys()) if (!refs.has(id)) problems.push(`body ${id} (${bodies.get(id)} bytes) belongs to nothing`);
