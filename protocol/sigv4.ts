@@ -1,0 +1,193 @@
+// AWS Signature Version 4 as S3 checks it (issue 24; docs/protocol.md will describe the S3 dialect):
+// pure functions over a request, for the service that verifies a signature and for a client that
+// makes one, on WebCrypto (a service worker and Node alike). Written from AWS's published
+// description of SigV4; cross-checked in test/unit/sigv4.test.ts against the AWS SDK's own signer.
+//
+// Signature = hex(HMAC(signing key, StringToSign)), where
+//   signing key  = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")
+//   StringToSign = "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex(SHA-256(CanonicalRequest))
+//   CanonicalRequest = method \n path \n query \n headers \n signed header names \n payload hash
+
+export const SIGV4_ALGORITHM = 'AWS4-HMAC-SHA256';
+export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
+
+/** The credential scope a signature names: `{accessKeyId}/{date}/{region}/{service}/aws4_request`. */
+export interface Credential {
+  accessKeyId: string;
+  /** YYYYMMDD */
+  date: string;
+  region: string;
+  service: string;
+}
+
+/** What an Authorization header or a presigned URL says of its signature. */
+export interface SignedBy {
+  credential: Credential;
+  /** Lower-case names, in the order given (sorted, when the client is right). */
+  signedHeaders: string[];
+  signature: string;
+  /** `x-amz-date` / `X-Amz-Date`: YYYYMMDD'T'HHMMSS'Z'. */
+  amzDate: string;
+  /** Seconds a presigned URL is valid for; absent for a header. */
+  expires?: number;
+}
+
+const CREDENTIAL = /^([^/\s]+)\/(\d{8})\/([^/\s]+)\/([^/\s]+)\/aws4_request$/;
+const AMZ_DATE = /^\d{8}T\d{6}Z$/;
+
+function credentialOf(text: string): Credential | undefined {
+  const m = CREDENTIAL.exec(text);
+  return m ? { accessKeyId: m[1]!, date: m[2]!, region: m[3]!, service: m[4]! } : undefined;
+}
+
+/**
+ * An `Authorization: AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…` header: what it
+ * says, or 'malformed' when it is SigV4 but cannot be read; undefined when it is not SigV4.
+ */
+export function parseAuthorization(header: string, amzDate: string | null): SignedBy | 'malformed' | undefined {
+  const text = header.trim();
+  if (!text.startsWith(`${SIGV4_ALGORITHM} `)) return undefined;
+  const fields = new Map<string, string>();
+  for (const part of text.slice(SIGV4_ALGORITHM.length).split(',')) {
+    const at = part.indexOf('=');
+    if (at < 0) return 'malformed';
+    fields.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
+  }
+  const credential = credentialOf(fields.get('Credential') ?? '');
+  const signedHeaders = fields.get('SignedHeaders');
+  const signature = fields.get('Signature');
+  if (!credential || !signedHeaders || !signature || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
+  if (amzDate === null || !AMZ_DATE.test(amzDate)) return 'malformed';
+  return { credential, signedHeaders: signedHeaders.split(';'), signature, amzDate };
+}
+
+/** A presigned URL's `X-Amz-*` parameters; 'malformed' when present but unreadable; undefined without them. */
+export function parsePresigned(query: URLSearchParams): SignedBy | 'malformed' | undefined {
+  if (query.get('X-Amz-Algorithm') === null) return undefined;
+  if (query.get('X-Amz-Algorithm') !== SIGV4_ALGORITHM) return 'malformed';
+  const credential = credentialOf(query.get('X-Amz-Credential') ?? '');
+  const amzDate = query.get('X-Amz-Date') ?? '';
+  const expires = Number(query.get('X-Amz-Expires'));
+  const signedHeaders = query.get('X-Amz-SignedHeaders');
+  const signature = query.get('X-Amz-Signature') ?? '';
+  if (!credential || !AMZ_DATE.test(amzDate) || !Number.isSafeInteger(expires) || !signedHeaders || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
+  return { credential, signedHeaders: signedHeaders.split(';'), signature, amzDate, expires };
+}
+
+/** RFC 3986 encoding as SigV4 wants it: all but A-Z a-z 0-9 - _ . ~ as %XX (upper-case); `/` too unless `keepSlash`. */
+export function uriEncode(text: string, keepSlash = false): string {
+  let out = '';
+  for (const byte of new TextEncoder().encode(text)) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9\-_.~]/.test(c) || (keepSlash && c === '/') ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * The canonical path: each segment of the path as sent, decoded once and encoded again (S3 signs
+ * the path encoded once). Undefined for a path whose escapes are not UTF-8.
+ */
+export function canonicalPath(rawPath: string): string | undefined {
+  try {
+    return rawPath.split('/').map((segment) => uriEncode(decodeURIComponent(segment))).join('/') || '/';
+  } catch {
+    return undefined;
+  }
+}
+
+/** The canonical query: every parameter but the signature, names and values encoded, sorted. */
+export function canonicalQuery(query: URLSearchParams): string {
+  const pairs = [...query].filter(([name]) => name !== 'X-Amz-Signature').map(([n, v]) => [uriEncode(n), uriEncode(v)] as const);
+  pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  return pairs.map(([n, v]) => `${n}=${v}`).join('&');
+}
+
+/** `name:value\n` for each signed header, the value trimmed and its runs of spaces made one. */
+export function canonicalHeaderLines(headers: Headers, signed: string[], host: string): string | undefined {
+  let out = '';
+  for (const name of signed) {
+    const value = name === 'host' ? headers.get('host') ?? host : headers.get(name);
+    if (value === null) return undefined; // signed, but not sent
+    out += `${name}:${value.trim().replace(/\s+/g, ' ')}\n`;
+  }
+  return out;
+}
+
+export interface CanonicalInput {
+  method: string;
+  /** The path as sent, still percent-encoded. */
+  rawPath: string;
+  query: URLSearchParams;
+  headers: Headers;
+  /** The host the request was sent to (`host[:port]`), for a signed `host` the runtime does not show (a service worker). */
+  host: string;
+  signedHeaders: string[];
+  /** `x-amz-content-sha256` (or for a presigned URL `UNSIGNED-PAYLOAD`). */
+  payloadHash: string;
+}
+
+/** The canonical request, or undefined when the request cannot match any signature (a signed header missing, a bad path). */
+export function canonicalRequest(i: CanonicalInput): string | undefined {
+  const path = canonicalPath(i.rawPath);
+  const headers = canonicalHeaderLines(i.headers, i.signedHeaders, i.host);
+  if (path === undefined || headers === undefined) return undefined;
+  return [i.method, path, canonicalQuery(i.query), headers, i.signedHeaders.join(';'), i.payloadHash].join('\n');
+}
+
+const hex = (bytes: ArrayBuffer): string => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');
+
+export async function sha256Hex(data: string | Uint8Array): Promise<string> {
+  const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+  return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+}
+
+export const scopeOf = (c: Credential): string => `${c.date}/${c.region}/${c.service}/aws4_request`;
+
+export async function stringToSignV4(amzDate: string, credential: Credential, canonical: string): Promise<string> {
+  return `${SIGV4_ALGORITHM}\n${amzDate}\n${scopeOf(credential)}\n${await sha256Hex(canonical)}`;
+}
+
+async function hmac(key: BufferSource, data: string): Promise<ArrayBuffer> {
+  const k = await crypto.subtle.importKey('raw', key, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return crypto.subtle.sign('HMAC', k, new TextEncoder().encode(data));
+}
+
+/** Signing keys by secret and scope: one per account, day and region, as a client keeps them. */
+const signingKeys = new Map<string, Promise<CryptoKey>>();
+const SIGNING_KEYS_KEPT = 256;
+
+/** The day's signing key for `secret` and the credential's scope, as an HMAC key. */
+export function signingKey(secret: string, c: Credential): Promise<CryptoKey> {
+  const id = `${scopeOf(c)}\n${secret}`;
+  let key = signingKeys.get(id);
+  if (!key) {
+    if (signingKeys.size >= SIGNING_KEYS_KEPT) signingKeys.clear();
+    key = (async () => {
+      let k = await hmac(new TextEncoder().encode(`AWS4${secret}`), c.date);
+      for (const part of [c.region, c.service, 'aws4_request']) k = await hmac(k, part);
+      return crypto.subtle.importKey('raw', k, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    })();
+    signingKeys.set(id, key);
+  }
+  return key;
+}
+
+/** The signature of `stringToSign`, hex. */
+export async function signV4(secret: string, c: Credential, stringToSign: string): Promise<string> {
+  return hex(await crypto.subtle.sign('HMAC', await signingKey(secret, c), new TextEncoder().encode(stringToSign)));
+}
+
+/** Whether `signature` (hex) signs `stringToSign`: compared by WebCrypto's verify, in constant time. */
+export async function verifyV4(secret: string, c: Credential, stringToSign: string, signature: string): Promise<boolean> {
+  if (!/^[0-9a-f]{64}$/.test(signature)) return false;
+  const bytes = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) bytes[i] = parseInt(signature.slice(2 * i, 2 * i + 2), 16);
+  return crypto.subtle.verify('HMAC', await signingKey(secret, c), bytes, new TextEncoder().encode(stringToSign));
+}
+
+/** `x-amz-date`'s time, in ms; NaN when it is not one. */
+export function amzDateMs(amzDate: string): number {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : NaN;
+}
