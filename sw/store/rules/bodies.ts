@@ -17,7 +17,7 @@ import { runtimeHolder } from '../holders.ts';
 import { release } from './holds.ts';
 import { BODIES, HELD_BODIES, PIECES, type BodyRecord } from '../schema.ts';
 import { PieceBody, blobOf, cutIntoPieces, type ReadLease, type Segment } from '../pieces.ts';
-import type { BucketRecord, Bytes, ObjectRecord, Stored } from '../types.ts';
+import type { Bytes, ObjectRecord, Stored } from '../types.ts';
 
 export interface BodySizes {
   /** Bodies up to this size are kept as bytes in their record. */
