@@ -274,6 +274,9 @@ async function readManifestEntry(entry: ParsedTarEntry | undefined): Promise<Man
 const STAGE_BATCH_BYTES = 4 * 1024 * 1024;
 const STAGE_BATCH_COUNT = 256;
 
+/** What an import refused for a conflict says to do, whether the clash is seen first or at the commit. */
+const CONFLICT_ADVICE = 'choose conflict=skip or conflict=overwrite to import anyway';
+
 function conflictOf(ctx: Context): Conflict {
   const value = ctx.query.get('conflict') ?? 'fail';
   if (value !== 'skip' && value !== 'overwrite' && value !== 'fail') {
@@ -342,7 +345,7 @@ export async function importArchive(ctx: Context): Promise<Response> {
       if (conflict === 'fail') {
         // Checked again by the commit; asked now so that a clash is refused before the upload.
         const clash = await firstConflict(store, manifest);
-        if (clash) fail('ImportConflict', `${clash}; choose conflict=skip or conflict=overwrite to import anyway.`);
+        if (clash) fail('ImportConflict', `${clash}; ${CONFLICT_ADVICE}.`);
       }
       // A body's id begins with its bucket's, so that it sorts beside its neighbours' (rules/bodies.ts).
       const bucketIds = new Map<string, string>();
@@ -393,7 +396,7 @@ export async function importArchive(ctx: Context): Promise<Response> {
       await store.dropHeld(importId).catch(() => {}); // else the next sweep deletes it
       if (e instanceof ImportRefused) {
         const code = e.reason === 'quota' ? 'QuotaExceeded' : 'ImportConflict';
-        const advice = e.reason === 'conflict' ? '; choose conflict=skip or conflict=overwrite to import anyway' : '';
+        const advice = e.reason === 'conflict' ? `; ${CONFLICT_ADVICE}` : '';
         throw new SvcError(code, `${e.message}${advice}. Nothing was imported.`);
       }
       if (e instanceof SvcError) throw new SvcError(e.code, `${e.message.replace(/\.?$/, '.')} Nothing was imported.`, e.headers);

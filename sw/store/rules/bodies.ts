@@ -14,7 +14,7 @@
 // the new object: no byte is copied.
 import { all, count, getRead, range, rangeRead, type Engine, type Read, type Table, type Writes } from '../engine/types.ts';
 import { runtimeHolder } from '../holders.ts';
-import { release } from './holds.ts';
+import { hold, release } from './holds.ts';
 import { BODIES, HELD_BODIES, PIECES, type BodyRecord } from '../schema.ts';
 import { PieceBody, blobOf, cutIntoPieces, type ReadLease, type Segment } from '../pieces.ts';
 import type { Bytes, ObjectRecord, Stored } from '../types.ts';
@@ -90,13 +90,12 @@ export function* dropBodies(w: Writes, dropped: string[], pieces: boolean): Gene
   if (ids.length < dropped.length) {
     const kept = dropped.filter((id) => reading.has(id));
     const records = yield* all(...kept.map((id) => getRead(BODIES, [id])));
-    const holder = runtimeHolder();
-    kept.forEach((id, i) => {
+    const held = kept.flatMap((id, i) => {
       const r = records[i];
-      if (!r) return;
-      w.put(HELD_BODIES, { holder, bodyId: id, size: r.pieces !== undefined ? r.size : r.blob?.size ?? r.bytes?.byteLength ?? 0 });
-      reading.get(id)!.held = true;
+      return r ? [{ id, size: r.pieces !== undefined ? r.size : r.blob?.size ?? r.bytes?.byteLength ?? 0 }] : [];
     });
+    hold(w, runtimeHolder(), held);
+    for (const b of held) reading.get(b.id)!.held = true;
   }
   if (ids.length > 2) {
     const sorted = [...ids].sort(); // code-unit order, as the engines compare strings

@@ -277,13 +277,8 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       return staged;
     },
 
-    async commitImport(plan) {
-      try {
-        return await accessWrite(WRITE_TABLES, (w) => commit({ w, forgetting: false, pieces }, plan));
-      } finally {
-        caches.drop(); // buckets and accounts it made, objects it replaced
-      }
-    },
+    // An access write: the caches go before and after it (buckets and accounts it made, objects it replaced).
+    commitImport: (plan) => accessWrite(WRITE_TABLES, (w) => commit({ w, forgetting: false, pieces }, plan)),
 
     async dropHeld(holder) {
       while (!(await engine.write([BODIES, PIECES, HELD_BODIES] as Table<unknown>[], dropSome(holder, pieces))));
