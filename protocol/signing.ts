@@ -28,16 +28,17 @@ export function canonicalResource(target: Target, query: URLSearchParams): strin
   return resource;
 }
 
-export function canonicalHeaders(headers: Headers): string {
+/** The signed headers: those with the dialect's prefix (`x-svc-`, or NOS's own `x-nos-`). */
+export function canonicalHeaders(headers: Headers, prefix = 'x-svc-'): string {
   const lines: string[] = [];
   // Headers iterates names lower-cased and sorted, repeated values already joined.
-  for (const [name, value] of headers) if (name.startsWith('x-svc-')) lines.push(`${name}:${value.trim()}\n`);
+  for (const [name, value] of headers) if (name.startsWith(prefix)) lines.push(`${name}:${value.trim()}\n`);
   return lines.join('');
 }
 
-export function stringToSign(method: string, headers: Headers, dateLine: string, resource: string): string {
+export function stringToSign(method: string, headers: Headers, dateLine: string, resource: string, prefix = 'x-svc-'): string {
   return `${method}\n${headers.get('content-md5') ?? ''}\n${headers.get('content-type') ?? ''}\n${dateLine}\n`
-    + canonicalHeaders(headers) + resource;
+    + canonicalHeaders(headers, prefix) + resource;
 }
 
 const hmacKeys = new Map<string, Promise<CryptoKey>>();

@@ -3,9 +3,11 @@
 // Scheme and port never matter.
 import { SvcError } from './errors.ts';
 import { bucketNameProblem, isValidBucketName, type Target } from '../../protocol/address.ts';
+import { DIALECT_NAMES, type DialectName, type Endpoints } from './dialect.ts';
 
 export interface AddressOptions {
-  endpoint: string;
+  /** Each dialect's service host. */
+  endpoints: Endpoints;
   /** Path on the page's own origin that stands for the service host, e.g. `/svc/`. */
   mount: string;
   /** Treat a host that is neither the endpoint nor a bucket host as the service host (HTTP server). */
@@ -41,7 +43,7 @@ function bucketTarget(bucket: string, rawKey: string): Target {
 }
 
 /** The query parameters that listings echo in XML. */
-const LISTING_PARAMS = new Set(['prefix', 'marker', 'delimiter', 'key-marker']);
+const LISTING_PARAMS = new Set(['prefix', 'marker', 'delimiter', 'key-marker', 'start-after']);
 
 /**
  * Refuses listing parameters that are not valid percent-encoded UTF-8 (URLSearchParams would turn
@@ -71,16 +73,25 @@ function pathStyle(path: string): Target {
   return bucketTarget(bucket, slash < 0 ? '' : rest.slice(slash + 1));
 }
 
-/** The target of a URL, or null when the URL is not the service's at all. */
-export function resolveAddress(url: URL, o: AddressOptions): Target | null {
+/**
+ * The target of a URL, and the dialect whose host it was sent to (none on the mount or a host
+ * that is not an endpoint's); null when the URL is not the service's at all.
+ */
+export function resolveAddress(url: URL, o: AddressOptions): { target: Target; dialect?: DialectName } | null {
   const host = url.hostname.toLowerCase();
-  if (host.endsWith('.' + o.endpoint)) {
-    return bucketTarget(host.slice(0, -o.endpoint.length - 1), url.pathname.slice(1));
+  // The longest endpoint first: `s3.svc.localhost` is S3's own endpoint, not a bucket of SVC's.
+  const byLength = [...DIALECT_NAMES].sort((a, b) => o.endpoints[b].length - o.endpoints[a].length);
+  for (const dialect of byLength) {
+    const endpoint = o.endpoints[dialect];
+    if (host === endpoint) return { target: pathStyle(url.pathname), dialect };
+    if (host.endsWith('.' + endpoint)) {
+      return { target: bucketTarget(host.slice(0, -endpoint.length - 1), url.pathname.slice(1)), dialect };
+    }
   }
-  if (host === o.endpoint || o.anyHostIsService) return pathStyle(url.pathname);
+  if (o.anyHostIsService) return { target: pathStyle(url.pathname) };
   const mountRoot = o.mount.replace(/\/$/, '');
   if (url.pathname === mountRoot || url.pathname.startsWith(mountRoot + '/')) {
-    return pathStyle(url.pathname.slice(mountRoot.length));
+    return { target: pathStyle(url.pathname.slice(mountRoot.length)) };
   }
   return null;
 }

@@ -1,9 +1,13 @@
 // Who is calling (docs/protocol.md, "Signing"): a signed Authorization header, a presigned URL, or nobody.
+// SVC and NOS sign alike, each with its own names (`SVC`/`x-svc-`, `NOS`/`x-nos-`):
 // Signature = base64(HMAC-SHA256(secret, StringToSign)), checked with WebCrypto's verify, which
-// compares in constant time.
+// compares in constant time. S3's SigV4 is auth-s3.ts.
 import { SvcError } from './errors.ts';
 import { limits } from './limits.ts';
+import { authenticateS3, s3AccessKeyId } from './auth-s3.ts';
 import { canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
+import type { Dialect } from './dialect.ts';
+import type { Payload } from './payload.ts';
 import type { Target } from '../../protocol/address.ts';
 import type { Account, Store } from '../store/types.ts';
 
@@ -32,22 +36,36 @@ export interface AuthInput {
   method: string;
   headers: Headers;
   query: URLSearchParams;
+  /** The URL as sent (SigV4 signs its path as sent, and its host). */
+  url: URL;
   target: Target;
   store: Store;
   now: number;
+  dialect: Dialect;
 }
 
-const PRESIGNING = ['SVCAccessKeyId', 'Expires', 'Signature'];
-const AUTHORIZATION = /^SVC ([^:\s]+):(\S+)$/;
+/** Who signed, and for S3 what the signature says of the body. */
+export interface Authenticated {
+  caller: Account | null;
+  payload?: Payload;
+}
+
+/** SVC's and NOS's names: the Authorization scheme, and the presigned URL's key parameter. */
+const SCHEME = { svc: 'SVC', nos: 'NOS' } as const;
+
+const presigning = (scheme: string) => [`${scheme}AccessKeyId`, 'Expires', 'Signature'];
+const authorization = (scheme: string) => new RegExp(`^${scheme} ([^:\\s]+):(\\S+)$`);
 
 /**
  * The access key a request claims to sign with, checked or not (for the log, which names it also
  * on refused requests): the Authorization header's, else a presigned URL's; undefined when none.
  */
 export function claimedAccessKeyId(headers: Headers, query: URLSearchParams): string | undefined {
+  const s3 = s3AccessKeyId(headers, query);
+  if (s3 !== undefined) return s3;
   const header = headers.get('authorization');
-  if (header !== null) return AUTHORIZATION.exec(header.trim())?.[1];
-  return PRESIGNING.some((p) => query.has(p)) ? query.get('SVCAccessKeyId') || undefined : undefined;
+  if (header !== null) return /^(?:SVC|NOS) ([^:\s]+):/.exec(header.trim())?.[1];
+  return (query.get('SVCAccessKeyId') ?? query.get('NOSAccessKeyId')) || undefined;
 }
 
 /**
@@ -56,22 +74,28 @@ export function claimedAccessKeyId(headers: Headers, query: URLSearchParams): st
  */
 const NOT_PRESIGNABLE = ['meta', 'ifNotFound'];
 
-/** The calling account, or null for an anonymous request. Failures are 403. */
-export async function authenticate(i: AuthInput): Promise<Account | null> {
+/** The calling account, or null for an anonymous request. Failures are 403 (S3's malformed signatures 400). */
+export async function authenticate(i: AuthInput): Promise<Authenticated> {
+  if (i.dialect.name === 's3') return authenticateS3(i);
+  return { caller: await authenticateHmac(i, SCHEME[i.dialect.name]) };
+}
+
+async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Account | null> {
   const header = i.headers.get('authorization');
-  const presigned = PRESIGNING.some((p) => i.query.has(p));
+  const presigned = presigning(scheme).some((p) => i.query.has(p));
   if (header === null && !presigned) return null;
+  const prefix = i.dialect.prefix;
 
   let accessKeyId: string;
   let signature: string;
   let dateLine: string;
   if (header !== null) {
-    const m = AUTHORIZATION.exec(header.trim());
-    if (!m) return denied('The Authorization header must be "SVC {AccessKeyId}:{Signature}".');
+    const m = authorization(scheme).exec(header.trim());
+    if (!m) return denied(`The Authorization header must be "${scheme} {AccessKeyId}:{Signature}".`);
     [, accessKeyId = '', signature = ''] = m;
-    const svcDate = i.headers.get('x-svc-date');
+    const svcDate = i.headers.get(`${prefix}date`);
     const date = svcDate ?? i.headers.get('date');
-    if (date === null) return denied('A signed request needs a Date or x-svc-date header.');
+    if (date === null) return denied(`A signed request needs a Date or ${prefix}date header.`);
     const when = Date.parse(date);
     if (Number.isNaN(when)) return denied(`The request date "${date}" is not an RFC 1123 date.`);
     dateLine = svcDate !== null ? '' : date;
@@ -86,7 +110,7 @@ export async function authenticate(i: AuthInput): Promise<Account | null> {
     const names = unsigned.map((p) => `"${p}"`).join(' and ');
     return denied(`A presigned URL grants exactly what was signed: ${names} ${unsigned.length > 1 ? 'are' : 'is'} not covered by the signature.`);
   }
-  accessKeyId = i.query.get('SVCAccessKeyId') ?? denied('A presigned URL needs SVCAccessKeyId.');
+  accessKeyId = i.query.get(`${scheme}AccessKeyId`) ?? denied(`A presigned URL needs ${scheme}AccessKeyId.`);
   // A `+` left unencoded in a query reads as a space; base64 has no spaces, so it was a plus.
   signature = (i.query.get('Signature') ?? denied('A presigned URL needs Signature.')).replace(/ /g, '+');
   const expires = i.query.get('Expires') ?? denied('A presigned URL needs Expires.');
@@ -99,7 +123,7 @@ export async function authenticate(i: AuthInput): Promise<Account | null> {
 async function verify(i: AuthInput, accessKeyId: string, signature: string, dateLine: string): Promise<Account> {
   const account = await i.store.getAccount(accessKeyId);
   if (!account) return denied(`The AccessKeyId "${accessKeyId}" does not exist.`);
-  const text = stringToSign(i.method, i.headers, dateLine, canonicalResource(i.target, i.query));
+  const text = stringToSign(i.method, i.headers, dateLine, canonicalResource(i.target, i.query), i.dialect.prefix);
   if (!(await signatureMatches(account.secret, text, signature))) {
     return denied(`The request signature does not match: check the secretAccessKey of "${accessKeyId}", and that the request is sent as it was signed `
       + `(each header and sub-resource below). StringToSign: ${JSON.stringify(text)}`);

@@ -5,7 +5,8 @@
 // a body of any size (holding the chunks until the end, its heap grew by the body's size). The
 // body is written only once it has been read whole and its MD5 checked: writing it ahead in chunks
 // while it streams in was built, measured and taken out (docs/browser.md, "Large PUT bodies").
-import { SvcError, type ErrorCode } from './errors.ts';
+import { SvcError, asSvcError, type ErrorCode } from './errors.ts';
+import { payloadCheck, type ChecksumValue } from './payload.ts';
 import { createMd5 } from '../../protocol/md5.ts';
 import type { Bytes } from '../store/types.ts';
 import type { Context } from './context.ts';
@@ -85,6 +86,8 @@ export interface ReadBody {
   size: number;
   /** Lower-case hex MD5 of the bytes. */
   md5: string;
+  /** S3: the flexible checksum the request asked for, checked (payload.ts). */
+  checksum?: ChecksumValue;
 }
 
 const HEX32 = /^[0-9a-fA-F]{32}$/;
@@ -104,9 +107,11 @@ export function parseContentMd5(value: string | null): string | undefined {
   throw new SvcError('InvalidDigest', 'Content-MD5 must be the base64 of 16 bytes or 32 hex characters.');
 }
 
-/** The declared Content-Length, or undefined where the runtime withholds it. */
-export function declaredLength(ctx: Context, required: boolean): number | undefined {
-  const value = ctx.req.headers.get('content-length');
+/**
+ * The declared Content-Length, or undefined where the runtime withholds it. `value`: the length
+ * the body's own bytes are declared with when that is another header (S3's aws-chunked bodies).
+ */
+export function declaredLength(ctx: Context, required: boolean, value = ctx.req.headers.get('content-length')): number | undefined {
   if (value === null) {
     if (required && ctx.contentLength === 'header') throw new SvcError('MissingContentLength');
     return undefined;
@@ -137,11 +142,19 @@ export async function requestBody(req: Request): Promise<{ stream: ReadableStrea
 
 export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
-  const declared = declaredLength(ctx, l.requireLength);
+  const check = await payloadCheck(ctx.payload, ctx.req.headers);
+  const declared = check
+    ? declaredLength(ctx, l.requireLength, check.declaredLength(ctx.req.headers))
+    : declaredLength(ctx, l.requireLength);
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   const room = l.room ?? Infinity;
   if (declared !== undefined && declared > room) overQuota();
-  const { stream, size: known, blob } = await requestBody(ctx.req);
+  const raw = await requestBody(ctx.req);
+  // A framed body's own bytes are known only once decoded: its size and Blob are the framing's.
+  const framed = check !== undefined && !check.plain;
+  const known = framed ? undefined : raw.size;
+  const blob = framed ? undefined : raw.blob;
+  const stream = raw.stream && check ? check.stream(raw.stream) : raw.stream;
   if (known !== undefined && known > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   if (known !== undefined && known > room) overQuota();
 
@@ -167,13 +180,14 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
         }
         if (size > room) overQuota();
         md5.update(value);
+        check?.update(value);
         // A body read whole with blob() is kept as that Blob: copying it again only costs memory.
         if (!blob) gathered.add(value);
       }
     } catch (e) {
       reader.cancel().catch(() => {});
-      if (e instanceof SvcError) throw e;
-      throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
+      // Ours, or the framing's (aws-chunked: a bad chunk signature, a cut body).
+      throw asSvcError(e) ?? new SvcError('IncompleteBody', 'The request body could not be read to its end.');
     } finally {
       ctx.bytesIn = size;
     }
@@ -185,8 +199,9 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   if (expectedMd5 !== undefined && expectedMd5 !== digest) {
     throw new SvcError('BadDigest', 'The Content-MD5 you specified did not match what was received.');
   }
+  const checksum = await check?.finish();
   const body = !blob ? gathered.body() : size > BYTES_MAX ? blob : new Uint8Array(await blob.arrayBuffer());
-  return { body, size, md5: digest };
+  return { body, size, md5: digest, ...(checksum ? { checksum } : {}) };
 }
 
 /** An XML request body as text: size-capped before parsing, and valid UTF-8. */

@@ -1,4 +1,7 @@
-// What an operation gets: the request, where it points, who sent it, and the store.
+// What an operation gets: the request, where it points, who sent it, the dialect it speaks, and the store.
+import { withNamespace, xmlResponse } from './xml.ts';
+import type { Dialect } from './dialect.ts';
+import type { Payload } from './payload.ts';
 import type { Account, Store } from '../store/types.ts';
 
 export interface Context {
@@ -10,7 +13,12 @@ export interface Context {
   store: Store;
   /** Service clock, milliseconds. */
   now(): number;
+  /** The dialect's service host (bucket hosts are `{bucket}.{endpoint}`). */
   endpoint: string;
+  /** The dialect the request speaks: its header names, XML and rules (dialect.ts). */
+  dialect: Dialect;
+  /** What S3 says of the body beyond its bytes (payload.ts); absent in the other dialects. */
+  payload?: Payload;
   /** 'header': Content-Length is delivered and required; 'body': the browser withholds it. */
   contentLength: 'header' | 'body';
   /** Request body bytes read, for the log. */
@@ -18,3 +26,11 @@ export interface Context {
 }
 
 export type Operation = (ctx: Context) => Promise<Response>;
+
+/** The dialect's name of one of its own headers: own(ctx, 'acl') is `x-svc-acl`, `x-nos-acl` or `x-amz-acl`. */
+export const own = (ctx: Context, name: string): string => ctx.dialect.prefix + name;
+
+/** An XML answer in the request's dialect (S3's carry its namespace). */
+export function xmlAnswer(ctx: Context, root: Record<string, unknown>, status = 200, headers?: HeadersInit): Response {
+  return xmlResponse(withNamespace(root, ctx.dialect.xmlns), status, headers);
+}

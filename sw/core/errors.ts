@@ -3,11 +3,14 @@
 // anything unexpected, as InternalError) into the XML error body of docs/protocol.md, "Errors".
 import { XmlError, xmlResponse } from './xml.ts';
 import { StoreLimitError, StoreQuotaError } from '../store/errors.ts';
+import { ChunkedBodyError } from '../../protocol/aws-chunked.ts';
 
 const STATUS = {
   AccessDenied: 403,
   RequestTimeTooSkewed: 403,
   QuotaExceeded: 403,
+  SignatureDoesNotMatch: 403,
+  InvalidAccessKeyId: 403,
   NoSuchBucket: 404,
   NoSuchKey: 404,
   NoSuchUpload: 404,
@@ -25,6 +28,13 @@ const STATUS = {
   InvalidPart: 400,
   InvalidPartOrder: 400,
   MalformedArchive: 400,
+  InvalidRequest: 400,
+  AuthorizationHeaderMalformed: 400,
+  AuthorizationQueryParametersError: 400,
+  XAmzContentSHA256Mismatch: 400,
+  PreconditionFailed: 412,
+  BucketAlreadyOwnedByYou: 409,
+  NotImplemented: 501,
   MissingContentLength: 411,
   MethodNotAllowed: 405,
   BucketAlreadyExists: 409,
@@ -49,6 +59,8 @@ const DEFAULT_MESSAGE: Partial<Record<ErrorCode, string>> = {
   InvalidRange: 'The requested range is not satisfiable.',
   InternalError: 'We encountered an internal error. Please try again.',
   QuotaExceeded: 'The storage quota would be exceeded.',
+  PreconditionFailed: 'At least one of the pre-conditions you specified did not hold.',
+  NotImplemented: 'A header or sub-resource you provided implies functionality that is not implemented.',
 };
 
 export class SvcError extends Error {
@@ -58,6 +70,8 @@ export class SvcError extends Error {
     message?: string,
     /** Extra response headers, e.g. Content-Range on InvalidRange. */
     readonly headers: Record<string, string> = {},
+    /** Extra elements of the error document, after Message (S3's StringToSign, CanonicalRequest, …). */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message ?? DEFAULT_MESSAGE[code] ?? code);
     this.status = STATUS[code];
@@ -74,6 +88,7 @@ export function asSvcError(e: unknown): SvcError | undefined {
   if (e instanceof XmlError) return new SvcError('MalformedXML', e.detail);
   if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', e.message);
   if (e instanceof StoreLimitError) return new SvcError('InvalidArgument', e.message);
+  if (e instanceof ChunkedBodyError) return new SvcError(e.code, e.message);
   return undefined;
 }
 
@@ -82,7 +97,7 @@ export function errorResponse(err: SvcError, resource: string, requestId: string
   // HEAD never carries a body; the status alone answers it.
   if (method === 'HEAD') return new Response(null, { status: err.status, headers });
   return xmlResponse(
-    { Error: { Code: err.code, Message: err.message, Resource: resource, RequestId: requestId } },
+    { Error: { Code: err.code, Message: err.message, ...err.fields, Resource: resource, RequestId: requestId } },
     err.status,
     headers,
   );

@@ -6,6 +6,7 @@ import { authenticate, claimedAccessKeyId } from './auth.ts';
 import { SvcError, asSvcError, errorResponse } from './errors.ts';
 import { httpDate } from './http.ts';
 import { findRoute } from './routes.ts';
+import { DEFAULT_ENDPOINTS, DIALECTS, signatureDialect, type Dialect, type DialectName, type Endpoints } from './dialect.ts';
 import type { Context } from './context.ts';
 import type { Store } from '../store/types.ts';
 import { redactEntry } from './redact.ts';
@@ -17,6 +18,8 @@ export interface LogEntry {
   url: string;
   /** Operation name from the dispatch table, e.g. PutObject; '' when none was found. */
   operation: string;
+  /** The dialect the request spoke (dialect.ts); absent in entries an earlier swbucket logged. */
+  dialect?: DialectName;
   bucket: string;
   key: string;
   status: number;
@@ -38,8 +41,12 @@ export interface ExecutionContext {
 
 export interface HandlerOptions {
   store: Store;
-  /** Service host; bucket hosts are `{bucket}.{endpoint}`. */
+  /** SVC's service host; bucket hosts are `{bucket}.{endpoint}`. The same as `endpoints.svc`. */
   endpoint?: string;
+  /** Each dialect's service host; default `svc.localhost`, `nos.localhost`, `s3.localhost`. */
+  endpoints?: Partial<Endpoints>;
+  /** The dialect of an unsigned request to a host that is no dialect's (the mount, the server's own address). Default 'svc'. */
+  dialect?: DialectName;
   /** Path on the page's own origin that stands for the service host. */
   mount?: string;
   /** A host that is not the endpoint's is the service host (the HTTP server on 127.0.0.1). */
@@ -55,12 +62,13 @@ export interface HandlerOptions {
   onInternalError?: (error: unknown) => void;
 }
 
-/** Headers every response exposes to a cross-origin page, beyond the x-svc-* ones it carries. */
+/** Headers every response exposes to a cross-origin page, beyond the dialect's own ones it carries. */
 const EXPOSED = [
   'ETag', 'Content-Range', 'Accept-Ranges', 'Content-Disposition', 'Content-Length', 'Content-Type', 'Last-Modified',
   'Content-Encoding', 'Content-Language', 'Cache-Control', 'Expires', 'Location',
-  'x-svc-request-id', 'x-svc-version-id', 'x-svc-acl', 'x-svc-object-md5',
 ];
+const OWN_EXPOSED = ['request-id', 'version-id', 'acl', 'object-md5'];
+const S3_EXPOSED = ['x-amz-id-2', 'x-amz-delete-marker', 'x-amz-checksum-crc32', 'x-amz-checksum-crc32c', 'x-amz-checksum-sha1', 'x-amz-checksum-sha256'];
 
 export function newRequestId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
@@ -72,6 +80,7 @@ function preflight(req: Request): Response {
     status: 200,
     headers: {
       'access-control-allow-methods': 'GET, HEAD, PUT, POST, DELETE',
+      // A page's own request: answered for any origin, never with credentials.
       'access-control-allow-headers': req.headers.get('access-control-request-headers') ?? '*',
       'access-control-max-age': '86400',
     },
@@ -95,26 +104,35 @@ function sandbox(res: Response): Response {
  * The headers of docs/protocol.md, "Every response", and no body where HTTP allows none. Also for
  * an adapter's own answers (the worker's 503), so they too carry CORS and a request id.
  */
-export function finish(res: Response, method: string, requestId: string, now: number): Response {
+export function finish(res: Response, method: string, requestId: string, now: number, dialect: Dialect = DIALECTS.svc): Response {
   if (res.body !== null && (method === 'HEAD' || res.status === 204 || res.status === 304)) {
     res = new Response(null, { status: res.status, headers: res.headers });
   }
   const h = res.headers;
-  h.set('x-svc-request-id', requestId);
+  const p = dialect.prefix;
+  h.set(`${p}request-id`, requestId);
+  // S3's second request id: clients log it beside the first; here there is one runtime to name.
+  if (dialect.name === 's3') h.set('x-amz-id-2', requestId);
   h.set('date', httpDate(now));
   h.set('connection', 'keep-alive');
   h.set('server', 'swbucket');
   h.set('access-control-allow-origin', '*');
-  const own = [...h.keys()].filter((n) => n.startsWith('x-svc-meta-'));
-  h.set('access-control-expose-headers', [...EXPOSED, ...own].join(', '));
+  const meta = [...h.keys()].filter((n) => n.startsWith(`${p}meta-`));
+  const exposed = [...EXPOSED, ...OWN_EXPOSED.map((n) => p + n), ...(dialect.name === 's3' ? S3_EXPOSED : []), ...meta];
+  h.set('access-control-expose-headers', exposed.join(', '));
   return res;
 }
 
 export type Handle = (request: Request, context?: ExecutionContext) => Promise<Response>;
 
 export function createHandler(options: HandlerOptions): Handle {
-  const endpoint = options.endpoint ?? 'svc.localhost';
-  const address = { endpoint, mount: options.mount ?? '/svc/', anyHostIsService: options.anyHostIsService ?? false };
+  const endpoints: Endpoints = {
+    ...DEFAULT_ENDPOINTS,
+    ...options.endpoints,
+    ...(options.endpoint !== undefined ? { svc: options.endpoint } : {}),
+  };
+  const address = { endpoints, mount: options.mount ?? '/svc/', anyHostIsService: options.anyHostIsService ?? false };
+  const fallbackDialect = options.dialect ?? 'svc';
   const now = Date.now;
 
   return async function handle(req: Request, context?: ExecutionContext): Promise<Response> {
@@ -125,25 +143,31 @@ export function createHandler(options: HandlerOptions): Handle {
     let ctx: Context | undefined;
     let code: string | undefined;
     let res: Response;
+    let dialect = DIALECTS[fallbackDialect];
     // Common headers on every answer; an object read's also sandboxed, whatever its status.
-    const complete = (r: Response): Response => finish(OBJECT_READS.has(operation) ? sandbox(r) : r, req.method, requestId, now());
+    const complete = (r: Response): Response => finish(OBJECT_READS.has(operation) ? sandbox(r) : r, req.method, requestId, now(), dialect);
     try {
       const url = new URL(req.url);
+      // The signature's dialect, else the host's: a client signs in the dialect it speaks.
+      const signedIn = signatureDialect(req.headers, url.searchParams);
+      if (signedIn) dialect = DIALECTS[signedIn];
+      const resolved = resolveAddress(url, address);
+      if (!signedIn && resolved?.dialect) dialect = DIALECTS[resolved.dialect];
       if (req.method === 'OPTIONS') {
         res = preflight(req);
       } else {
-        target = resolveAddress(url, address);
+        target = resolved?.target ?? null;
         if (!target) throw new SvcError('InvalidArgument', `${url.host} is not a host of this service.`);
         checkListingParams(url);
-        const route = findRoute(req.method, target, url.searchParams, req.headers);
+        const route = findRoute(req.method, target, url.searchParams, req.headers, dialect);
         operation = route.name;
-        const caller = await authenticate({
-          method: req.method, headers: req.headers, query: url.searchParams, target, store: options.store, now: now(),
+        const { caller, payload } = await authenticate({
+          method: req.method, headers: req.headers, query: url.searchParams, url, target, store: options.store, now: now(), dialect,
         });
         ctx = {
           req, query: url.searchParams, bucket: target.bucket, key: target.key, caller,
-          store: options.store, now, endpoint, contentLength: options.contentLength ?? 'header',
-          bytesIn: 0,
+          store: options.store, now, endpoint: endpoints[dialect.name], dialect, contentLength: options.contentLength ?? 'header',
+          bytesIn: 0, ...(payload ? { payload } : {}),
         };
         res = await route.op(ctx);
       }
@@ -172,6 +196,7 @@ export function createHandler(options: HandlerOptions): Handle {
           method: req.method,
           url: req.url,
           operation,
+          dialect: dialect.name,
           bucket: target?.bucket ?? '',
           key: target?.key ?? '',
           status: res.status,

@@ -73,3 +73,39 @@ export function contentDisposition(type: 'inline' | 'attachment', name: string):
 export function isMediaType(value: string): boolean {
   return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*(;.*)?$/.test(value.trim());
 }
+
+/** Whether an If-Match / If-None-Match list names this ETag (`*` names any). */
+function etagListed(header: string, etag: string): boolean {
+  return header.split(',').some((item) => {
+    const tag = item.trim().replace(/^W\//, '');
+    return tag === '*' || unquoteEtag(tag) === etag;
+  });
+}
+
+/** Whether a time is after an HTTP date, at one-second resolution; undefined for a date that is not one. */
+function after(header: string, time: number): boolean | undefined {
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.floor(time / 1000) > Math.floor(date / 1000);
+}
+
+/**
+ * RFC 9110's preconditions over an object, as S3 evaluates them on a read (`prefix` '') or a copy's
+ * source (`prefix` 'x-amz-copy-source-'): If-Match, else If-Unmodified-Since, failing is 'failed';
+ * then If-None-Match, else If-Modified-Since, failing is 'notModified' ('failed' for a copy).
+ * An unparsable date is ignored, as is an If-Modified-Since in the future.
+ */
+export function preconditions(h: Headers, o: { etag: string; lastModified: number }, now: number, prefix = ''): 'ok' | 'failed' | 'notModified' {
+  const ifMatch = h.get(`${prefix}if-match`);
+  if (ifMatch !== null) {
+    if (!etagListed(ifMatch, o.etag)) return 'failed';
+  } else {
+    const since = h.get(`${prefix}if-unmodified-since`);
+    if (since !== null && after(since, o.lastModified) === true) return 'failed';
+  }
+  const ifNoneMatch = h.get(`${prefix}if-none-match`);
+  const notModified = prefix === '' ? 'notModified' : 'failed';
+  if (ifNoneMatch !== null) return etagListed(ifNoneMatch, o.etag) ? notModified : 'ok';
+  const modified = h.get(`${prefix}if-modified-since`);
+  if (modified !== null && Date.parse(modified) <= now && after(modified, o.lastModified) === false) return notModified;
+  return 'ok';
+}

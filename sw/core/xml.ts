@@ -5,7 +5,8 @@ import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
 
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
-const builder = new XMLBuilder({ ignoreAttributes: true, processEntities: true, suppressEmptyNode: false });
+// Attributes are written only for S3's xmlns on a document's root (withNamespace()).
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, suppressEmptyNode: false });
 
 /** Anything XML 1.0 cannot carry, even as a character reference. */
 const NOT_XML_CHAR_GLOBAL = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -18,6 +19,14 @@ const NOT_XML_CHAR_GLOBAL = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF
  */
 export function xmlDocument(root: Record<string, unknown>): string {
   return DECLARATION + builder.build(root).replace(/\r/g, '&#13;').replace(NOT_XML_CHAR_GLOBAL, '\uFFFD');
+}
+
+/** The document with `xmlns` on its root element (S3's documents); as given without one. */
+export function withNamespace(root: Record<string, unknown>, xmlns: string | undefined): Record<string, unknown> {
+  if (xmlns === undefined) return root;
+  const [name, value] = Object.entries(root)[0]!;
+  const body = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : value === '' ? {} : { '#text': value };
+  return { [name]: { '@_xmlns': xmlns, ...body } };
 }
 
 /** An XML response with its Content-Length (the request log counts bytes out from it). */

@@ -5,7 +5,7 @@ import { describe, it, expect } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { AwsCrc32 } from '@aws-crypto/crc32';
 import { AwsCrc32c } from '@aws-crypto/crc32c';
-import { CHECKSUM_ALGORITHMS, checksumAlgorithmOf, checksumHeader, createChecksum, type ChecksumAlgorithm } from '../../protocol/checksums.ts';
+import { CHECKSUM_ALGORITHMS, checksumAlgorithmOf, checksumHeader, createChecksum, createSha256, type ChecksumAlgorithm } from '../../protocol/checksums.ts';
 
 async function theirs(a: ChecksumAlgorithm, data: Uint8Array): Promise<string> {
   if (a === 'SHA1' || a === 'SHA256') return createHash(a === 'SHA1' ? 'sha1' : 'sha256').update(data).digest('base64');
@@ -15,7 +15,7 @@ async function theirs(a: ChecksumAlgorithm, data: Uint8Array): Promise<string> {
 }
 
 async function ours(a: ChecksumAlgorithm, data: Uint8Array, slices: number): Promise<string> {
-  const h = createChecksum(a);
+  const h = await createChecksum(a);
   let at = 0;
   for (let i = 0; i < slices && at < data.byteLength; i++) {
     const n = i === slices - 1 ? data.byteLength - at : Math.floor(Math.random() * (data.byteLength - at + 1));
@@ -44,5 +44,14 @@ describe('S3 checksums', () => {
     expect(await ours('CRC32', new TextEncoder().encode('hello world'), 1)).toBe('DUoRhQ==');
     expect(checksumHeader('CRC32C')).toBe('x-amz-checksum-crc32c');
     expect([checksumAlgorithmOf('crc32'), checksumAlgorithmOf('SHA256'), checksumAlgorithmOf('CRC64NVME'), checksumAlgorithmOf(null)]).toEqual(['CRC32', 'SHA256', undefined, undefined]);
+  });
+});
+
+describe('the payload hash', () => {
+  it('is the hex SHA-256 of the bytes, fed in any slicing', async () => {
+    const data = new Uint8Array(300_000).map((_, i) => (i * 7919) % 251);
+    const h = await createSha256();
+    for (let at = 0; at < data.byteLength; at += 65_537) h.update(data.subarray(at, at + 65_537));
+    expect(await h.digest()).toBe(createHash('sha256').update(data).digest('hex'));
   });
 });

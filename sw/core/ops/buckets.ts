@@ -3,16 +3,19 @@ import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket, requireCaller } from '../access.ts';
 import { isoDate, quoteEtag } from '../http.ts';
-import { childText, parseXml, xmlResponse } from '../xml.ts';
+import { childText, parseXml } from '../xml.ts';
 import { readXmlBody } from '../body.ts';
 import { inBucket } from './objects.ts';
-import type { Acl } from '../../store/types.ts';
-import type { Context } from '../context.ts';
+import type { Acl, ListEntry } from '../../store/types.ts';
+import { own, xmlAnswer, type Context } from '../context.ts';
 
-function aclFrom(ctx: Context, fallback?: Acl): Acl {
-  const value = ctx.req.headers.get('x-svc-acl')?.trim() ?? fallback;
+export function aclFrom(ctx: Context, fallback?: Acl): Acl {
+  const value = ctx.req.headers.get(own(ctx, 'acl'))?.trim() ?? fallback;
   if (value !== 'private' && value !== 'public-read') {
-    return fail('InvalidArgument', 'x-svc-acl must be private or public-read.');
+    if (value === undefined && ctx.dialect.name === 's3') {
+      return fail('NotImplemented', 'Only the canned ACLs private and public-read are supported, set with x-amz-acl; an AccessControlPolicy document is not.');
+    }
+    return fail(ctx.dialect.name === 's3' && value !== undefined ? 'NotImplemented' : 'InvalidArgument', `${own(ctx, 'acl')} must be private or public-read.`);
   }
   return value;
 }
@@ -23,7 +26,13 @@ export async function createBucket(ctx: Context): Promise<Response> {
   const created = await ctx.store.createBucket({
     name: ctx.bucket, owner: caller.accessKeyId, acl, created: ctx.now(), nextVersionId: 1,
   });
-  if (created === 'exists') fail('BucketAlreadyExists', `The bucket "${ctx.bucket}" already exists.`);
+  if (created === 'exists') {
+    // S3 tells its owner apart; SVC and NOS do not (docs/protocol.md, "Dialects").
+    if (ctx.dialect.name === 's3' && (await ctx.store.getBucket(ctx.bucket))?.owner === caller.accessKeyId) {
+      fail('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.');
+    }
+    fail('BucketAlreadyExists', `The bucket "${ctx.bucket}" already exists.`);
+  }
   if (created === 'noSuchOwner') fail('AccessDenied', `The account "${caller.accessKeyId}" no longer exists.`);
   return new Response(null, { status: 200, headers: { location: `/${ctx.bucket}` } });
 }
@@ -33,7 +42,7 @@ export async function deleteBucket(ctx: Context): Promise<Response> {
   const result = await ctx.store.deleteBucket(bucket);
   if (result === 'noSuchBucket') fail('NoSuchBucket');
   if (result === 'notEmpty') fail('BucketNotEmpty', `The bucket "${ctx.bucket}" still holds objects or uploads.`);
-  return new Response(null, { status: 200 });
+  return new Response(null, { status: ctx.dialect.name === 's3' ? 204 : 200 });
 }
 
 export async function headBucket(ctx: Context): Promise<Response> {
@@ -43,7 +52,7 @@ export async function headBucket(ctx: Context): Promise<Response> {
 
 export async function getBucketAcl(ctx: Context): Promise<Response> {
   const bucket = inBucket(await ctx.store.readBucket(await ownedBucket(ctx)));
-  return new Response(null, { status: 200, headers: { 'x-svc-acl': bucket.acl } });
+  return new Response(null, { status: 200, headers: { [own(ctx, 'acl')]: bucket.acl } });
 }
 
 export async function putBucketAcl(ctx: Context): Promise<Response> {
@@ -61,39 +70,59 @@ export function intParam(ctx: Context, name: string, fallback: number, max: numb
 }
 
 /** prefix, marker and max-keys: the paging that object and version listings share. */
-function listingPage(ctx: Context) {
+export function listingPage(ctx: Context, markerName = 'marker') {
   return {
     prefix: ctx.query.get('prefix') ?? '',
-    marker: ctx.query.get('marker') ?? '',
-    maxKeys: intParam(ctx, 'max-keys', limits.maxKeysDefault, limits.maxKeysMax),
+    marker: ctx.query.get(markerName) ?? '',
+    maxKeys: intParam(ctx, 'max-keys', ctx.dialect.maxKeysDefault, limits.maxKeysMax),
   };
+}
+
+/**
+ * S3's `encoding-type=url`: keys and prefixes in a listing percent-encoded (as `encodeURIComponent`
+ * with `/` kept), so that a key XML cannot carry still lists. Other values are refused.
+ */
+export function listingEncoder(ctx: Context): { encode: (text: string) => string; field: Record<string, string> } {
+  const type = ctx.query.get('encoding-type');
+  if (type === null || ctx.dialect.name !== 's3') return { encode: (t) => t, field: {} };
+  if (type !== 'url') fail('InvalidArgument', 'Invalid Encoding Method specified in Request: encoding-type must be url.');
+  return { encode: (t) => encodeURIComponent(t).replace(/%2F/g, '/'), field: { EncodingType: 'url' } };
 }
 
 export async function listObjects(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   const { prefix, marker, maxKeys } = listingPage(ctx);
+  const { encode, field } = listingEncoder(ctx);
   const delimiter = ctx.query.get('delimiter') ?? '';
   const { entries, truncated } = inBucket(await ctx.store.listObjects(bucket, { prefix, marker, delimiter, maxKeys }));
   const last = entries.at(-1);
-  const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: prefix, Marker: marker, MaxKeys: maxKeys };
-  if (delimiter) result.Delimiter = delimiter;
+  const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: encode(prefix), Marker: encode(marker), MaxKeys: maxKeys };
+  if (delimiter) result.Delimiter = encode(delimiter);
+  Object.assign(result, field);
   result.IsTruncated = truncated;
-  if (truncated) result.NextMarker = last === undefined ? marker : last.kind === 'prefix' ? last.prefix : last.object.key;
-  result.Contents = entries.flatMap((e) => e.kind === 'object' ? [{
-    Key: e.object.key,
-    LastModified: isoDate(e.object.lastModified),
-    ETag: quoteEtag(e.object.etag),
-    Size: e.object.size,
-    StorageClass: 'STANDARD',
-  }] : []);
-  result.CommonPrefixes = entries.flatMap((e) => (e.kind === 'prefix' ? [{ Prefix: e.prefix }] : []));
-  return xmlResponse({ ListBucketResult: result });
+  if (truncated) result.NextMarker = encode(last === undefined ? marker : last.kind === 'prefix' ? last.prefix : last.object.key);
+  Object.assign(result, listingEntries(entries, encode));
+  return xmlAnswer(ctx, { ListBucketResult: result });
+}
+
+/** A listing's Contents and CommonPrefixes, in the order S3 writes them. */
+export function listingEntries(entries: ListEntry[], encode: (text: string) => string) {
+  return {
+    Contents: entries.flatMap((e) => e.kind === 'object' ? [{
+      Key: encode(e.object.key),
+      LastModified: isoDate(e.object.lastModified),
+      ETag: quoteEtag(e.object.etag),
+      Size: e.object.size,
+      StorageClass: 'STANDARD',
+    }] : []),
+    CommonPrefixes: entries.flatMap((e) => (e.kind === 'prefix' ? [{ Prefix: encode(e.prefix) }] : [])),
+  };
 }
 
 export async function listBuckets(ctx: Context): Promise<Response> {
   const caller = requireCaller(ctx);
   const buckets = await ctx.store.listBuckets(caller.accessKeyId);
-  return xmlResponse({
+  return xmlAnswer(ctx, {
     ListAllMyBucketsResult: {
       Owner: { ID: caller.accessKeyId, DisplayName: caller.displayName },
       Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: isoDate(b.created) })) },
@@ -113,30 +142,33 @@ export async function putBucketVersioning(ctx: Context): Promise<Response> {
 export async function getBucketVersioning(ctx: Context): Promise<Response> {
   const bucket = inBucket(await ctx.store.readBucket(await ownedBucket(ctx)));
   // Never configured: no Status, as a bucket that never had versioning.
-  return xmlResponse({ VersioningConfiguration: bucket.versioning ? { Status: bucket.versioning } : '' });
+  return xmlAnswer(ctx, { VersioningConfiguration: bucket.versioning ? { Status: bucket.versioning } : '' });
 }
 
 export async function listObjectVersions(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  const { prefix, marker, maxKeys } = listingPage(ctx);
+  const { prefix, marker, maxKeys } = listingPage(ctx, ctx.dialect.name === 's3' ? 'key-marker' : 'marker');
+  const { encode, field } = listingEncoder(ctx);
   const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
   const { versions, truncated } = inBucket(await ctx.store.listObjectVersions(bucket, { prefix, marker, versionIdMarker, maxKeys }));
   const id = (v: { object: { versionId?: number } }) => (v.object.versionId === undefined ? 'null' : String(v.object.versionId));
+  // S3 names the key marker KeyMarker; SVC and NOS, Marker.
+  const markerName = ctx.dialect.name === 's3' ? 'KeyMarker' : 'Marker';
   const result: Record<string, unknown> = {
-    Name: ctx.bucket, Prefix: prefix, Marker: marker, VersionIdMarker: versionIdMarker, MaxKeys: maxKeys, IsTruncated: truncated,
+    Name: ctx.bucket, Prefix: encode(prefix), [markerName]: encode(marker), VersionIdMarker: versionIdMarker, MaxKeys: maxKeys, ...field, IsTruncated: truncated,
   };
   const last = versions.at(-1);
   if (truncated) {
-    result.NextMarker = last?.object.key ?? marker;
+    result[`Next${markerName}`] = encode(last?.object.key ?? marker);
     result.NextVersionIdMarker = last ? id(last) : versionIdMarker;
   }
   result.Version = versions.map((v) => ({
-    Key: v.object.key,
+    Key: encode(v.object.key),
     VersionId: id(v),
     IsLatest: v.isLatest,
     LastModified: isoDate(v.object.lastModified),
     ETag: quoteEtag(v.object.etag),
     Size: v.object.size,
   }));
-  return xmlResponse({ ListVersionsResult: result });
+  return xmlAnswer(ctx, { ListVersionsResult: result });
 }

@@ -5,12 +5,12 @@ import { limits } from '../limits.ts';
 import { ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
-import { children, childText, parseXml, xmlResponse } from '../xml.ts';
+import { children, childText, parseXml } from '../xml.ts';
 import { checkKeyLength, checkMetadataSize, inBucket, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
 import { intParam } from './buckets.ts';
-import { md5OfText } from '../../../protocol/md5.ts';
+import { md5OfBlob, md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, UploadRecord } from '../../store/types.ts';
-import type { Context } from '../context.ts';
+import { own, xmlAnswer, type Context } from '../context.ts';
 
 let lastIdTime = 0;
 
@@ -51,7 +51,7 @@ export async function createMultipartUpload(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   checkKeyLength(ctx.key, 'KeyTooLong');
   declaredLength(ctx, true);
-  const headers = objectHeadersFrom(ctx.req.headers);
+  const headers = objectHeadersFrom(ctx);
   const upload = {
     uploadId: newUploadId(ctx.now()),
     key: ctx.key,
@@ -59,7 +59,7 @@ export async function createMultipartUpload(ctx: Context): Promise<Response> {
     ...headers,
   };
   if ((await ctx.store.createMultipartUpload(bucket, upload)) === 'noSuchBucket') fail('NoSuchBucket');
-  return xmlResponse({ InitiateMultipartUploadResult: { Bucket: ctx.bucket, Key: ctx.key, UploadId: upload.uploadId } });
+  return xmlAnswer(ctx, { InitiateMultipartUploadResult: { Bucket: ctx.bucket, Key: ctx.key, UploadId: upload.uploadId } });
 }
 
 function partNumberOf(ctx: Context): number {
@@ -69,10 +69,15 @@ function partNumberOf(ctx: Context): number {
   return n;
 }
 
+/** The upload and part number an Upload Part (or S3's UploadPartCopy) writes. */
+export async function uploadPartTarget(ctx: Context, bucket: BucketRecord): Promise<{ upload: UploadRecord; partNumber: number }> {
+  const partNumber = partNumberOf(ctx);
+  return { upload: await uploadOf(ctx, bucket), partNumber };
+}
+
 export async function uploadPart(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  const partNumber = partNumberOf(ctx);
-  const upload = await uploadOf(ctx, bucket);
+  const { upload, partNumber } = await uploadPartTarget(ctx, bucket);
   const room = await ctx.store.roomFor(bucket, { uploadId: upload.uploadId, partNumber });
   const body = await readBody(ctx, { max: limits.partBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
   const stored = await ctx.store.uploadPart(
@@ -82,7 +87,9 @@ export async function uploadPart(ctx: Context): Promise<Response> {
   );
   if (stored === 'noSuchUpload') fail('NoSuchUpload');
   written(stored);
-  return new Response(null, { status: 200, headers: { etag: quoteEtag(body.md5) } });
+  const headers: Record<string, string> = { etag: quoteEtag(body.md5) };
+  if (body.checksum) headers[body.checksum.header] = body.checksum.value;
+  return new Response(null, { status: 200, headers });
 }
 
 /** The part list of a Complete body, in the check order of docs/protocol.md, "Multipart rules", up to InvalidPartOrder. */
@@ -103,19 +110,33 @@ function partList(xml: string): { partNumber: number; etag: string }[] {
   return parts;
 }
 
+/**
+ * A completed upload's ETag. SVC's: the MD5 of the parts' hex ETags each followed by `-`, then
+ * `-1`. S3's: the MD5 of the parts' binary MD5s one after another, then `-{number of parts}`.
+ */
+export async function multipartEtag(ctx: Context, etags: string[]): Promise<string> {
+  if (ctx.dialect.multipartEtag === 'svc') return (await md5OfText(etags.map((e) => e + '-').join(''))) + '-1';
+  const bytes = new Uint8Array(etags.length * 16);
+  etags.forEach((e, i) => {
+    for (let j = 0; j < 16; j++) bytes[i * 16 + j] = parseInt(e.slice(2 * j, 2 * j + 2), 16);
+  });
+  return `${await md5OfBlob(new Blob([bytes]))}-${etags.length}`;
+}
+
 export async function completeMultipartUpload(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   const upload = await uploadOf(ctx, bucket);
-  const objectMd5 = ctx.req.headers.get('x-svc-object-md5')?.trim();
+  const objectMd5 = ctx.dialect.name === 's3' ? undefined : ctx.req.headers.get(own(ctx, 'object-md5'))?.trim();
   if (objectMd5 !== undefined && !/^[0-9a-fA-F]{32}$/.test(objectMd5)) {
-    fail('InvalidDigest', 'x-svc-Object-md5 must be 32 hex characters.');
+    fail('InvalidDigest', `${own(ctx, 'Object-md5')} must be 32 hex characters.`);
   }
   const parts = partList(await readXmlBody(ctx, limits.completeBodyBytes));
   // Complete's own metadata wins over Initiate's, name by name.
   const meta = new Map(upload.meta);
-  for (const [name, value] of objectHeadersFrom(ctx.req.headers).meta) meta.set(name, value);
+  for (const [name, value] of objectHeadersFrom(ctx).meta) meta.set(name, value);
   checkMetadataSize([...meta]);
-  const etag = (await md5OfText(parts.map((p) => p.etag + '-').join(''))) + '-1';
+  // A part's ETag that is not an MD5 names no part (InvalidPart, from the store's check).
+  const etag = await multipartEtag(ctx, parts.map((p) => (/^[0-9a-f]{32}$/.test(p.etag) ? p.etag : '0'.repeat(32))));
   const made = await ctx.store.completeMultipartUpload(bucket, upload.uploadId, parts, {
     key: ctx.key,
     etag,
@@ -124,7 +145,7 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
     headers: upload.headers,
     meta: [...meta],
     ...(objectMd5 ? { objectMd5: objectMd5.toLowerCase() } : {}),
-  }, limits.partMinBytes);
+  }, ctx.dialect.partMinBytes);
   if ('refused' in made) {
     switch (made.refused) {
       case 'noSuchBucket':
@@ -134,13 +155,13 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
       case 'invalidPart':
         return fail('InvalidPart', `Part ${made.partNumber} was not uploaded, or its ETag does not match.`);
       case 'entityTooSmall':
-        return fail('EntityTooSmall', `Part ${made.partNumber} is under ${limits.partMinBytes} bytes and is not the last part.`);
+        return fail('EntityTooSmall', `Part ${made.partNumber} is under ${ctx.dialect.partMinBytes} bytes and is not the last part.`);
     }
   }
   const location = `http://${ctx.bucket}.${ctx.endpoint}/${ctx.key.split('/').map(encodeURIComponent).join('/')}`;
-  return xmlResponse({
+  return xmlAnswer(ctx, {
     CompleteMultipartUploadResult: { Location: location, Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(etag) },
-  }, 200, made.versionId === undefined ? {} : { 'x-svc-version-id': writtenHeaders(made)['x-svc-version-id']! });
+  }, 200, made.versionId === undefined ? {} : { [own(ctx, 'version-id')]: writtenHeaders(ctx, made)[own(ctx, 'version-id')]! });
 }
 
 export async function abortMultipartUpload(ctx: Context): Promise<Response> {
@@ -158,7 +179,7 @@ export async function listParts(ctx: Context): Promise<Response> {
   const listed = inBucket(await ctx.store.listParts(bucket, upload.uploadId, marker, maxParts));
   if (listed === 'noSuchUpload') return fail('NoSuchUpload');
   const { parts, truncated } = listed;
-  return xmlResponse({
+  return xmlAnswer(ctx, {
     ListPartsResult: {
       Bucket: ctx.bucket,
       Key: ctx.key,
@@ -185,7 +206,7 @@ export async function listMultipartUploads(ctx: Context): Promise<Response> {
   const { uploads, truncated } = inBucket(await ctx.store.listMultipartUploads(bucket, { prefix, keyMarker, uploadIdMarker, maxUploads }));
   const who = await owner(ctx, bucket);
   const last = uploads.at(-1);
-  return xmlResponse({
+  return xmlAnswer(ctx, {
     ListMultipartUploadsResult: {
       Bucket: ctx.bucket,
       KeyMarker: keyMarker,

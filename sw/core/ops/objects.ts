@@ -1,19 +1,19 @@
-// Object operations: PUT, GET, HEAD, DELETE, Delete Multiple, Copy, Move, PUT Object Meta.
-import { fail } from '../errors.ts';
+// Object operations: PUT, GET, HEAD, DELETE, Delete Multiple, Copy, Move, PUT Object Meta. Where
+// the dialects differ (dialect.ts), the difference is read from ctx.dialect.
+import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket, readableBucket } from '../access.ts';
 import { readBody, readXmlBody } from '../body.ts';
 import {
-  contentDisposition, httpDate, isMediaType, modifiedSince, parseRange, quoteEtag, utf8Length,
+  contentDisposition, httpDate, isoDate, isMediaType, modifiedSince, parseRange, preconditions, quoteEtag, utf8Length,
 } from '../http.ts';
-import { children, childText, parseXml, xmlResponse } from '../xml.ts';
+import { children, childText, parseXml } from '../xml.ts';
 import { bucketNameProblem, isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
 import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
 import { blobOf, responseBody } from '../../store/pieces.ts';
-import type { Context } from '../context.ts';
+import { own, xmlAnswer, type Context } from '../context.ts';
 
-const META_PREFIX = 'x-svc-meta-';
 const DEFAULT_TYPE = 'application/octet-stream';
 
 export function checkKeyLength(key: string, code: 'InvalidArgument' | 'KeyTooLong' = 'InvalidArgument'): void {
@@ -21,10 +21,13 @@ export function checkKeyLength(key: string, code: 'InvalidArgument' | 'KeyTooLon
 }
 
 /**
- * The response metadata a request sets: Content-Type, the standard headers and x-svc-meta-*.
- * `strictType`: PUT Object Meta replaces a Content-Type that is not `type/subtype`.
+ * The response metadata a request sets: Content-Type, the standard headers and user metadata
+ * (x-svc-meta-*, x-nos-meta-*, x-amz-meta-*). `strictType`: PUT Object Meta replaces a
+ * Content-Type that is not `type/subtype`.
  */
-export function objectHeadersFrom(h: Headers, strictType = false): ObjectHeaders {
+export function objectHeadersFrom(ctx: Context, strictType = false): ObjectHeaders {
+  const h = ctx.req.headers;
+  const metaPrefix = own(ctx, 'meta-');
   const type = h.get('content-type');
   const contentType = type === null || (strictType && !isMediaType(type)) ? DEFAULT_TYPE : type;
   const headers: ObjectHeaders['headers'] = {};
@@ -34,9 +37,9 @@ export function objectHeadersFrom(h: Headers, strictType = false): ObjectHeaders
   }
   const meta: [string, string][] = [];
   for (const [name, value] of h) {
-    if (!name.startsWith(META_PREFIX)) continue;
-    const short = name.slice(META_PREFIX.length);
-    if (short === '') fail('InvalidArgument', 'A user metadata header needs a name after x-svc-meta-.');
+    if (!name.startsWith(metaPrefix)) continue;
+    const short = name.slice(metaPrefix.length);
+    if (short === '') fail('InvalidArgument', `A user metadata header needs a name after ${metaPrefix}.`);
     meta.push([short, value]);
   }
   checkMetadataSize(meta);
@@ -57,8 +60,11 @@ function lastSegment(key: string): string {
   return key.slice(key.lastIndexOf('/') + 1);
 }
 
+/** S3's `response-*` parameters: a GET's own choice of the headers it is answered with. */
+const OVERRIDES = ['content-type', 'content-language', 'expires', 'cache-control', 'content-disposition', 'content-encoding'];
+
 /** The headers an object is served with (GET, HEAD, and the ifNotFound fallback). */
-function objectResponseHeaders(o: ObjectRecord, download: string | null): Headers {
+function objectResponseHeaders(ctx: Context, o: ObjectRecord, download: string | null): Headers {
   const h = new Headers({
     etag: quoteEtag(o.etag),
     'content-type': o.contentType,
@@ -71,18 +77,26 @@ function objectResponseHeaders(o: ObjectRecord, download: string | null): Header
     if (value !== undefined && value !== '') h.set(name, value);
   }
   if (download !== null) h.set('content-disposition', contentDisposition('attachment', download));
-  else if (!o.headers['content-disposition']) h.set('content-disposition', contentDisposition('inline', lastSegment(o.key)));
-  for (const [name, value] of o.meta) h.append(META_PREFIX + name, value);
-  if (o.objectMd5) h.set('x-svc-object-md5', o.objectMd5);
-  if (o.versionId !== undefined) h.set('x-svc-version-id', String(o.versionId));
+  else if (!o.headers['content-disposition'] && ctx.dialect.inlineName) h.set('content-disposition', contentDisposition('inline', lastSegment(o.key)));
+  for (const [name, value] of o.meta) h.append(own(ctx, 'meta-') + name, value);
+  if (o.objectMd5 && ctx.dialect.name !== 's3') h.set(own(ctx, 'object-md5'), o.objectMd5);
+  if (o.versionId !== undefined) h.set(own(ctx, 'version-id'), String(o.versionId));
+  if (ctx.dialect.name === 's3') {
+    for (const name of OVERRIDES) {
+      const value = ctx.query.get(`response-${name}`);
+      if (value === null) continue;
+      if (!ctx.caller) fail('InvalidRequest', 'Request specific response headers cannot be used for anonymous GET requests.');
+      h.set(name, value);
+    }
+  }
   return h;
 }
 
 /** The headers a write answers with: the new ETag, and its versionId when it got one. */
-export function writtenHeaders(o: ObjectRecord): Record<string, string> {
+export function writtenHeaders(ctx: Context, o: ObjectRecord): Record<string, string> {
   return o.versionId === undefined
     ? { etag: quoteEtag(o.etag) }
-    : { etag: quoteEtag(o.etag), 'x-svc-version-id': String(o.versionId) };
+    : { etag: quoteEtag(o.etag), [own(ctx, 'version-id')]: String(o.versionId) };
 }
 
 /** Turns a store refusal of a write into its error. */
@@ -108,13 +122,30 @@ function notModified(o: ObjectRecord): Response {
   });
 }
 
+/**
+ * A read's conditional headers: If-Modified-Since in every dialect; in S3's also If-Match,
+ * If-None-Match and If-Unmodified-Since. The answer they call for, or undefined to go on.
+ */
+function conditional(ctx: Context, o: ObjectRecord): Response | undefined {
+  if (!ctx.dialect.allConditionals) {
+    return modifiedSince(ctx.req.headers.get('if-modified-since'), o.lastModified, ctx.now()) ? undefined : notModified(o);
+  }
+  const outcome = preconditions(ctx.req.headers, o, ctx.now());
+  if (outcome === 'failed') return fail('PreconditionFailed');
+  return outcome === 'notModified' ? notModified(o) : undefined;
+}
+
 /** What a version id in a request may be (docs/protocol.md, "Versioning"). */
 const VERSION_ID = new RegExp(`^\\d{1,${limits.versionIdDigits}}$`);
 
-/** ?versionId=N, when the request names a version. */
-function versionIdOf(ctx: Context): number | undefined {
+/**
+ * ?versionId=N, when the request names a version. S3's `null` names the version written while
+ * versioning was off: here the current object when it has no id (`nullIsCurrent`), which S3's
+ * DELETE ?versionId=null is taken as.
+ */
+function versionIdOf(ctx: Context, nullIsCurrent = false): number | undefined {
   const text = ctx.query.get('versionId');
-  if (text === null) return undefined;
+  if (text === null || (nullIsCurrent && text === 'null')) return undefined;
   if (!VERSION_ID.test(text)) return fail('NoSuchVersion', `There is no version "${text}".`);
   return Number(text);
 }
@@ -137,11 +168,12 @@ export async function getObject(ctx: Context): Promise<Response> {
     const fallback = ctx.query.get('ifNotFound');
     const other = fallback ? inBucket(await ctx.store.getObject(bucket, fallback)) : undefined;
     if (!other) return fail('NoSuchKey');
-    return new Response(responseBody(other.body), { status: 404, headers: objectResponseHeaders(other.object, download) });
+    return new Response(responseBody(other.body), { status: 404, headers: objectResponseHeaders(ctx, other.object, download) });
   }
   const { object, body } = found;
-  if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
-  const headers = objectResponseHeaders(object, download);
+  const unchanged = conditional(ctx, object);
+  if (unchanged) return unchanged;
+  const headers = objectResponseHeaders(ctx, object, download);
   const range = ctx.req.headers.get('range');
   if (range === null) return new Response(responseBody(body), { status: 200, headers });
   const { start, end } = parseRange(range, object.size);
@@ -155,14 +187,13 @@ export async function headObject(ctx: Context): Promise<Response> {
   const versionId = versionIdOf(ctx);
   const object = inBucket(await ctx.store.headObject(bucket, ctx.key, versionId))
     ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
-  if (!modifiedSince(ctx.req.headers.get('if-modified-since'), object.lastModified, ctx.now())) return notModified(object);
-  return new Response(null, { status: 200, headers: objectResponseHeaders(object, null) });
+  return conditional(ctx, object) ?? new Response(null, { status: 200, headers: objectResponseHeaders(ctx, object, null) });
 }
 
 export async function putObject(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
-  const headers = objectHeadersFrom(ctx.req.headers);
+  const headers = objectHeadersFrom(ctx);
   const room = await ctx.store.roomFor(bucket, { key: ctx.key });
   const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
   const made = written(await ctx.store.putObject(
@@ -170,11 +201,23 @@ export async function putObject(ctx: Context): Promise<Response> {
     { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
     body.body,
   ));
-  return new Response(null, { status: 200, headers: writtenHeaders(made) });
+  const answer = writtenHeaders(ctx, made);
+  if (body.checksum) answer[body.checksum.header] = body.checksum.value;
+  return new Response(null, { status: 200, headers: answer });
 }
 
 export async function deleteObject(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
+  if (ctx.dialect.deleteMissing === 'noContent') {
+    // S3: a delete succeeds whether or not the key (or the version named) held anything.
+    const versionId = versionIdOf(ctx, true);
+    if (versionId !== undefined) {
+      written(await ctx.store.deleteObjects(bucket, [{ key: ctx.key, versionId }]));
+      return new Response(null, { status: 204, headers: { [own(ctx, 'version-id')]: ctx.query.get('versionId')! } });
+    }
+    written(await ctx.store.deleteObject(bucket, ctx.key));
+    return new Response(null, { status: 204 });
+  }
   if (written(await ctx.store.deleteObject(bucket, ctx.key)) === 'noSuchKey') fail('NoSuchKey');
   return new Response(null, { status: 200 });
 }
@@ -202,18 +245,26 @@ export async function deleteObjects(ctx: Context): Promise<Response> {
     if (outcomes[i] === 'deleted') deleted.push(r.versionText === undefined ? { Key: r.key } : { Key: r.key, VersionId: r.versionText });
     else errors.push({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' });
   });
-  if (quiet && errors.length === 0) return new Response(null, { status: 200 });
+  // S3 answers a quiet delete with an empty DeleteResult; SVC and NOS with no body at all.
+  if (quiet && errors.length === 0 && ctx.dialect.name !== 's3') return new Response(null, { status: 200 });
   const result: Record<string, unknown> = {};
   if (!quiet) result.Deleted = deleted;
   result.Error = errors;
-  return xmlResponse({ DeleteResult: result });
+  return xmlAnswer(ctx, { DeleteResult: result });
 }
 
-/** `x-svc-copy-source` / `x-svc-move-source`: URL-encoded `/{bucket}/{key}`. */
-function sourceOf(header: string): { bucket: string; key: string } {
+/**
+ * `x-svc-copy-source` / `x-svc-move-source`: URL-encoded `/{bucket}/{key}`. S3's
+ * `x-amz-copy-source` may leave out the first slash and name a version: `?versionId=N`.
+ */
+export function sourceOf(header: string): { bucket: string; key: string; versionId?: number; versionText?: string } {
   let value: string;
+  let versionText: string | undefined;
+  const raw = header.trim();
+  const q = raw.indexOf('?versionId=');
   try {
-    value = decodeURIComponent(header.trim());
+    value = decodeURIComponent(q < 0 ? raw : raw.slice(0, q));
+    if (q >= 0) versionText = decodeURIComponent(raw.slice(q + '?versionId='.length));
   } catch {
     return fail('InvalidArgument', 'The source header is not valid percent-encoded UTF-8.');
   }
@@ -223,52 +274,73 @@ function sourceOf(header: string): { bucket: string; key: string } {
   const key = path.slice(slash + 1);
   if (slash <= 0 || key === '') fail('InvalidArgument', 'The source must be /{bucket}/{key}.');
   if (!isValidBucketName(bucket)) fail('InvalidBucketName', bucketNameProblem(bucket));
-  return { bucket, key };
+  if (versionText === undefined) return { bucket, key };
+  if (!VERSION_ID.test(versionText)) return fail('NoSuchVersion', `There is no version "${versionText}".`);
+  return { bucket, key, versionId: Number(versionText), versionText };
 }
 
 function oneSourceHeader(ctx: Context): void {
-  if (ctx.req.headers.has('x-svc-copy-source') && ctx.req.headers.has('x-svc-move-source')) {
-    fail('InvalidArgument', 'Send x-svc-copy-source or x-svc-move-source, not both.');
+  if (ctx.req.headers.has(own(ctx, 'copy-source')) && ctx.req.headers.has(own(ctx, 'move-source'))) {
+    fail('InvalidArgument', `Send ${own(ctx, 'copy-source')} or ${own(ctx, 'move-source')}, not both.`);
   }
+}
+
+/**
+ * The object a copy reads (CopyObject, S3's UploadPartCopy): its source header's, when the caller
+ * may read it and, in S3, its `x-amz-copy-source-if-*` conditions hold.
+ */
+export async function copySource(ctx: Context) {
+  const source = sourceOf(ctx.req.headers.get(own(ctx, 'copy-source'))!);
+  const from = await readableBucket(ctx, source.bucket);
+  const found = inBucket(await ctx.store.getObject(from, source.key, source.versionId))
+    ?? fail(source.versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
+  if (ctx.dialect.allConditionals && preconditions(ctx.req.headers, found.object, ctx.now(), 'x-amz-copy-source-') !== 'ok') {
+    fail('PreconditionFailed');
+  }
+  return { source, ...found };
 }
 
 export async function copyObject(ctx: Context): Promise<Response> {
   oneSourceHeader(ctx);
   const destination = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
-  const source = sourceOf(ctx.req.headers.get('x-svc-copy-source')!);
-  const from = await readableBucket(ctx, source.bucket);
-  const found = inBucket(await ctx.store.getObject(from, source.key)) ?? fail('NoSuchKey');
-  const { object, body } = found;
+  const { source, object, body } = await copySource(ctx);
+  // S3 copies the source's metadata, or with `x-amz-metadata-directive: REPLACE` takes the request's.
+  const directive = ctx.dialect.name === 's3' ? (ctx.req.headers.get('x-amz-metadata-directive') ?? 'COPY').trim().toUpperCase() : 'COPY';
+  if (directive !== 'COPY' && directive !== 'REPLACE') fail('InvalidArgument', 'x-amz-metadata-directive must be COPY or REPLACE.');
+  if (directive === 'COPY' && ctx.dialect.name === 's3' && source.bucket === ctx.bucket && source.key === ctx.key && source.versionId === undefined) {
+    fail('InvalidRequest', "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata "
+      + '(send x-amz-metadata-directive: REPLACE).');
+  }
+  const metadata = directive === 'REPLACE'
+    ? objectHeadersFrom(ctx)
+    : { contentType: object.contentType, headers: object.headers, meta: object.meta };
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
   const etag = isMultipart(object) ? await md5OfBlob(await blobOf(body)) : object.etag;
   const made = written(await ctx.store.putObject(destination, {
-    key: ctx.key,
-    size: object.size,
-    etag,
-    lastModified: ctx.now(),
-    contentType: object.contentType,
-    headers: object.headers,
-    meta: object.meta,
+    key: ctx.key, size: object.size, etag, lastModified: ctx.now(), ...metadata,
   }, body));
-  return new Response(null, { status: 200, headers: writtenHeaders(made) });
+  if (ctx.dialect.name !== 's3') return new Response(null, { status: 200, headers: writtenHeaders(ctx, made) });
+  const headers: Record<string, string> = made.versionId === undefined ? {} : { 'x-amz-version-id': String(made.versionId) };
+  if (object.versionId !== undefined) headers['x-amz-copy-source-version-id'] = String(object.versionId);
+  return xmlAnswer(ctx, { CopyObjectResult: { LastModified: isoDate(made.lastModified), ETag: quoteEtag(made.etag) } }, 200, headers);
 }
 
 export async function moveObject(ctx: Context): Promise<Response> {
   oneSourceHeader(ctx);
   const bucket = await ownedBucket(ctx);
   checkKeyLength(ctx.key);
-  const source = sourceOf(ctx.req.headers.get('x-svc-move-source')!);
+  const source = sourceOf(ctx.req.headers.get(own(ctx, 'move-source'))!);
   if (source.bucket !== ctx.bucket) fail('InvalidArgument', 'A move across buckets is not supported; copy, then delete.');
   if (source.key === ctx.key) fail('InvalidArgument', 'The source and destination of a move are the same object.');
   const moved = written(await ctx.store.moveObject(bucket, source.key, ctx.key, ctx.now()));
   if (moved === 'noSuchKey') return fail('NoSuchKey');
-  return new Response(null, { status: 200, headers: writtenHeaders(moved) });
+  return new Response(null, { status: 200, headers: writtenHeaders(ctx, moved) });
 }
 
 export async function putObjectMeta(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  const headers = objectHeadersFrom(ctx.req.headers, true);
+  const headers = objectHeadersFrom(ctx, true);
   // The request has no payload of its own; a Content-MD5, if sent, must still match what came.
   await readBody(ctx, { max: limits.smallXmlBodyBytes, tooLarge: 'EntityTooLarge', requireLength: false });
   const result = written(await ctx.store.putObjectMeta(bucket, ctx.key, headers, ctx.now()));

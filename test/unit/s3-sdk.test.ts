@@ -1,0 +1,323 @@
+// The S3 dialect through a client no one here wrote: the AWS SDK for JavaScript v3, unmodified and
+// with its defaults (flexible checksums on), against `startServer()` over real HTTP. Every call is
+// the SDK's; what it sends (SigV4, aws-chunked bodies, x-amz-checksum-crc32) is its own choice.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand,
+  CreateMultipartUploadCommand, DeleteBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetBucketAclCommand,
+  GetBucketLocationCommand, GetBucketVersioningCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand,
+  ListBucketsCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsCommand, ListObjectsV2Command,
+  ListPartsCommand, PutBucketAclCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException,
+  UploadPartCommand, UploadPartCopyCommand, paginateListObjectsV2,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { startServer, type RunningServer } from '../../node/server.ts';
+import { createClient } from '../../src/client/index.ts';
+
+let server: RunningServer;
+let s3: S3Client;
+
+const credentials = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
+
+function client(o: Partial<ConstructorParameters<typeof S3Client>[0]> = {}): S3Client {
+  return new S3Client({ endpoint: server.url, region: 'us-east-1', forcePathStyle: true, credentials, ...o });
+}
+
+beforeAll(async () => {
+  server = await startServer({ port: 0, log: () => {} });
+  s3 = client();
+});
+afterAll(async () => {
+  s3?.destroy();
+  await server?.close();
+});
+
+let n = 0;
+const bucketName = () => `sdk-${process.pid}-${++n}`;
+
+async function newBucket(): Promise<string> {
+  const Bucket = bucketName();
+  await s3.send(new CreateBucketCommand({ Bucket }));
+  return Bucket;
+}
+
+/** The error the SDK throws, for its name and HTTP status. */
+async function sdkError(p: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof S3ServiceException) return e;
+    throw e;
+  }
+  throw new Error('the call succeeded');
+}
+
+/** The headers of the last request the SDK sent while `run` ran, as it sent them (signed, framed). */
+async function withSentHeaders(run: () => Promise<unknown>): Promise<Record<string, string>> {
+  let headers: Record<string, string> = {};
+  const name = `capture-${Math.random()}`;
+  s3.middlewareStack.add((next) => async (args) => {
+    headers = { ...(args.request as { headers: Record<string, string> }).headers };
+    return next(args);
+  }, { step: 'deserialize', name });
+  try {
+    await run();
+  } finally {
+    s3.middlewareStack.remove(name);
+  }
+  return headers;
+}
+
+const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');
+const bytes = (n: number, seed = 1) => new Uint8Array(n).map((_, i) => (i * 31 + seed) % 251);
+
+describe('the AWS SDK v3 against swbucket serve', () => {
+  it('creates, heads, lists and deletes buckets; a second create is BucketAlreadyOwnedByYou', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new HeadBucketCommand({ Bucket }));
+    const listed = await s3.send(new ListBucketsCommand({}));
+    expect(listed.Buckets?.map((b) => b.Name)).toContain(Bucket);
+    expect(listed.Owner?.ID).toBe('svcadmin');
+    const again = await sdkError(s3.send(new CreateBucketCommand({ Bucket })));
+    expect([again.name, again.$metadata.httpStatusCode]).toEqual(['BucketAlreadyOwnedByYou', 409]);
+    const location = await s3.send(new GetBucketLocationCommand({ Bucket }));
+    expect(location.LocationConstraint ?? '').toBe('');
+    await s3.send(new DeleteBucketCommand({ Bucket }));
+    const gone = await sdkError(s3.send(new HeadBucketCommand({ Bucket })));
+    expect([gone.name, gone.$metadata.httpStatusCode]).toEqual(['NotFound', 404]);
+    const missing = await sdkError(s3.send(new DeleteBucketCommand({ Bucket })));
+    expect(missing.name).toBe('NoSuchBucket');
+  });
+
+  it('puts a string, bytes and a stream (aws-chunked with a trailing CRC32), and reads them back with their metadata', async () => {
+    const Bucket = await newBucket();
+    const put = await s3.send(new PutObjectCommand({
+      Bucket, Key: 'dir/hello.txt', Body: 'hello, s3', ContentType: 'text/plain', Metadata: { colour: 'blue' }, CacheControl: 'max-age=60',
+    }));
+    expect(put.ETag).toBe(`"${md5('hello, s3')}"`);
+    expect(put.ChecksumCRC32).toBeTruthy();
+    const got = await s3.send(new GetObjectCommand({ Bucket, Key: 'dir/hello.txt' }));
+    expect(await got.Body!.transformToString()).toBe('hello, s3');
+    expect([got.ContentType, got.Metadata, got.CacheControl, got.ETag]).toEqual(['text/plain', { colour: 'blue' }, 'max-age=60', put.ETag]);
+    // S3 gives no Content-Disposition of its own.
+    expect(got.ContentDisposition).toBeUndefined();
+
+    const data = bytes(200_000);
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'bytes', Body: data }));
+    const stream = Readable.from([data.subarray(0, 70_000), data.subarray(70_000)]);
+    const sent = await withSentHeaders(() => s3.send(new PutObjectCommand({ Bucket, Key: 'stream', Body: stream, ContentLength: data.byteLength })));
+    // What the SDK chose for a stream: framed, its checksum in the trailer.
+    expect([sent['content-encoding'], sent['x-amz-content-sha256'], sent['x-amz-trailer']])
+      .toEqual(['aws-chunked', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'x-amz-checksum-crc32']);
+    for (const Key of ['bytes', 'stream']) {
+      const o = await s3.send(new GetObjectCommand({ Bucket, Key }));
+      expect(Buffer.from(await o.Body!.transformToByteArray()).equals(Buffer.from(data)), Key).toBe(true);
+    }
+    const head = await s3.send(new HeadObjectCommand({ Bucket, Key: 'stream' }));
+    expect([head.ContentLength, head.ETag]).toEqual([data.byteLength, `"${md5(data)}"`]);
+    const missing = await sdkError(s3.send(new HeadObjectCommand({ Bucket, Key: 'nothing' })));
+    expect([missing.name, missing.$metadata.httpStatusCode]).toEqual(['NotFound', 404]);
+    const noKey = await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'nothing' })));
+    expect(noKey.name).toBe('NoSuchKey');
+  });
+
+  it('reads ranges and honours If-Match, If-None-Match, If-Modified-Since and If-Unmodified-Since', async () => {
+    const Bucket = await newBucket();
+    const { ETag } = await s3.send(new PutObjectCommand({ Bucket, Key: 'k', Body: '0123456789' }));
+    const part = await s3.send(new GetObjectCommand({ Bucket, Key: 'k', Range: 'bytes=2-5' }));
+    expect([await part.Body!.transformToString(), part.ContentRange]).toEqual(['2345', 'bytes 2-5/10']);
+    const wrong = await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'k', IfMatch: '"nope"' })));
+    expect(wrong.$metadata.httpStatusCode).toBe(412);
+    expect(wrong.name).toBe('PreconditionFailed');
+    const same = await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'k', IfNoneMatch: ETag })));
+    expect(same.$metadata.httpStatusCode).toBe(304);
+    const ok = await s3.send(new GetObjectCommand({ Bucket, Key: 'k', IfMatch: ETag, IfUnmodifiedSince: new Date(Date.now() + 60_000) }));
+    expect(await ok.Body!.transformToString()).toBe('0123456789');
+    const stale = await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'k', IfUnmodifiedSince: new Date(Date.now() - 3_600_000) })));
+    expect(stale.$metadata.httpStatusCode).toBe(412);
+    const { LastModified } = await s3.send(new HeadObjectCommand({ Bucket, Key: 'k' }));
+    const unchanged = await sdkError(s3.send(new HeadObjectCommand({ Bucket, Key: 'k', IfModifiedSince: LastModified })));
+    expect(unchanged.$metadata.httpStatusCode).toBe(304);
+    const overrides = await s3.send(new GetObjectCommand({ Bucket, Key: 'k', ResponseContentType: 'text/x-mine', ResponseContentDisposition: 'attachment; filename="k.txt"' }));
+    expect([overrides.ContentType, overrides.ContentDisposition]).toEqual(['text/x-mine', 'attachment; filename="k.txt"']);
+  });
+
+  it('deletes: 204 whether or not the key held anything; DeleteObjects reports each key', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'a', Body: 'a' }));
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'b', Body: 'b' }));
+    const one = await s3.send(new DeleteObjectCommand({ Bucket, Key: 'a' }));
+    expect(one.$metadata.httpStatusCode).toBe(204);
+    const none = await s3.send(new DeleteObjectCommand({ Bucket, Key: 'never-was' }));
+    expect(none.$metadata.httpStatusCode).toBe(204);
+    const many = await s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: [{ Key: 'b' }, { Key: 'c' }] } }));
+    expect(many.Deleted?.map((d) => d.Key).sort()).toEqual(['b', 'c']);
+    expect(many.Errors ?? []).toEqual([]);
+    const quiet = await s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: [{ Key: 'x' }], Quiet: true } }));
+    expect(quiet.Deleted ?? []).toEqual([]);
+    expect((await s3.send(new ListObjectsV2Command({ Bucket }))).KeyCount).toBe(0);
+  });
+
+  it('lists with ListObjectsV2 (pages, delimiter, start-after, url encoding) and ListObjects', async () => {
+    const Bucket = await newBucket();
+    const keys = ['a/1', 'a/2', 'b', 'c d', 'é/x', 'z'];
+    for (const Key of keys) await s3.send(new PutObjectCommand({ Bucket, Key, Body: Key }));
+    const pages: string[][] = [];
+    for await (const page of paginateListObjectsV2({ client: s3, pageSize: 2 }, { Bucket })) pages.push((page.Contents ?? []).map((c) => c.Key!));
+    expect(pages).toEqual([['a/1', 'a/2'], ['b', 'c d'], ['z', 'é/x']]);
+    const folders = await s3.send(new ListObjectsV2Command({ Bucket, Delimiter: '/' }));
+    expect(folders.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['a/', 'é/']);
+    expect(folders.Contents?.map((c) => c.Key)).toEqual(['b', 'c d', 'z']);
+    expect(folders.KeyCount).toBe(5);
+    const after = await s3.send(new ListObjectsV2Command({ Bucket, StartAfter: 'b', FetchOwner: true }));
+    expect(after.Contents?.map((c) => c.Key)).toEqual(['c d', 'z', 'é/x']);
+    expect(after.Contents?.[0]?.Owner?.ID).toBe('svcadmin');
+    const encoded = await s3.send(new ListObjectsV2Command({ Bucket, EncodingType: 'url', Prefix: 'c' }));
+    expect(encoded.Contents?.map((c) => c.Key)).toEqual(['c%20d']);
+    const v1 = await s3.send(new ListObjectsCommand({ Bucket, Prefix: 'a/', MaxKeys: 1 }));
+    expect([v1.Contents?.map((c) => c.Key), v1.IsTruncated]).toEqual([['a/1'], true]);
+  });
+
+  it('copies with the source metadata or, with REPLACE, the request\'s; refuses a copy onto itself without REPLACE', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'src', Body: 'copy me', ContentType: 'text/plain', Metadata: { a: '1' } }));
+    const copied = await s3.send(new CopyObjectCommand({ Bucket, Key: 'dst', CopySource: `${Bucket}/src` }));
+    expect(copied.CopyObjectResult?.ETag).toBe(`"${md5('copy me')}"`);
+    const dst = await s3.send(new HeadObjectCommand({ Bucket, Key: 'dst' }));
+    expect([dst.ContentType, dst.Metadata]).toEqual(['text/plain', { a: '1' }]);
+    await s3.send(new CopyObjectCommand({ Bucket, Key: 'src', CopySource: `${Bucket}/src`, MetadataDirective: 'REPLACE', ContentType: 'text/csv', Metadata: { b: '2' } }));
+    const src = await s3.send(new HeadObjectCommand({ Bucket, Key: 'src' }));
+    expect([src.ContentType, src.Metadata]).toEqual(['text/csv', { b: '2' }]);
+    const self = await sdkError(s3.send(new CopyObjectCommand({ Bucket, Key: 'src', CopySource: `${Bucket}/src` })));
+    expect([self.name, self.$metadata.httpStatusCode]).toEqual(['InvalidRequest', 400]);
+    const failed = await sdkError(s3.send(new CopyObjectCommand({ Bucket, Key: 'x', CopySource: `${Bucket}/src`, CopySourceIfMatch: '"nope"' })));
+    expect(failed.$metadata.httpStatusCode).toBe(412);
+    const spaced = await s3.send(new PutObjectCommand({ Bucket, Key: 'a b/ü?#', Body: 'odd' }));
+    await s3.send(new CopyObjectCommand({ Bucket, Key: 'odd-copy', CopySource: encodeURIComponent(`${Bucket}/a b/ü?#`) }));
+    expect((await s3.send(new HeadObjectCommand({ Bucket, Key: 'odd-copy' }))).ETag).toBe(spaced.ETag);
+  });
+
+  it('runs a multipart upload with S3\'s ETag, 5 MiB parts, UploadPartCopy, ListParts and ListMultipartUploads', async () => {
+    const Bucket = await newBucket();
+    const MiB = 1024 * 1024;
+    const p1 = bytes(5 * MiB, 3);
+    const p2 = bytes(1000, 5);
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'big', ContentType: 'application/x-big' }));
+    const r1 = await s3.send(new UploadPartCommand({ Bucket, Key: 'big', UploadId, PartNumber: 1, Body: p1 }));
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'tail-source', Body: p2 }));
+    const r2 = await s3.send(new UploadPartCopyCommand({ Bucket, Key: 'big', UploadId, PartNumber: 2, CopySource: `${Bucket}/tail-source` }));
+    expect(r2.CopyPartResult?.ETag).toBe(`"${md5(p2)}"`);
+    const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket }));
+    expect(uploads.Uploads?.map((u) => u.UploadId)).toEqual([UploadId]);
+    const parts = await s3.send(new ListPartsCommand({ Bucket, Key: 'big', UploadId }));
+    expect(parts.Parts?.map((p) => [p.PartNumber, p.Size])).toEqual([[1, 5 * MiB], [2, 1000]]);
+    const done = await s3.send(new CompleteMultipartUploadCommand({
+      Bucket, Key: 'big', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: r1.ETag }, { PartNumber: 2, ETag: r2.CopyPartResult!.ETag }] },
+    }));
+    const expected = md5(Buffer.concat([Buffer.from(md5(p1), 'hex'), Buffer.from(md5(p2), 'hex')])) + '-2';
+    expect(done.ETag).toBe(`"${expected}"`);
+    const big = await s3.send(new GetObjectCommand({ Bucket, Key: 'big' }));
+    expect(big.ContentType).toBe('application/x-big');
+    expect(md5(await big.Body!.transformToByteArray())).toBe(md5(Buffer.concat([p1, p2])));
+
+    // A part under 5 MiB that is not the last: EntityTooSmall.
+    const small = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'small' }));
+    const s1 = await s3.send(new UploadPartCommand({ Bucket, Key: 'small', UploadId: small.UploadId, PartNumber: 1, Body: p2 }));
+    const s2 = await s3.send(new UploadPartCommand({ Bucket, Key: 'small', UploadId: small.UploadId, PartNumber: 2, Body: p2 }));
+    const tooSmall = await sdkError(s3.send(new CompleteMultipartUploadCommand({
+      Bucket, Key: 'small', UploadId: small.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: s1.ETag }, { PartNumber: 2, ETag: s2.ETag }] },
+    })));
+    expect(tooSmall.name).toBe('EntityTooSmall');
+    await s3.send(new AbortMultipartUploadCommand({ Bucket, Key: 'small', UploadId: small.UploadId }));
+    const aborted = await sdkError(s3.send(new ListPartsCommand({ Bucket, Key: 'small', UploadId: small.UploadId })));
+    expect(aborted.name).toBe('NoSuchUpload');
+  });
+
+  it('uploads with lib-storage\'s Upload (multipart, progress events)', async () => {
+    const Bucket = await newBucket();
+    const data = bytes(12 * 1024 * 1024, 7);
+    const progress: number[] = [];
+    const upload = new Upload({ client: s3, params: { Bucket, Key: 'lib', Body: data }, partSize: 5 * 1024 * 1024, queueSize: 2 });
+    upload.on('httpUploadProgress', (p) => progress.push(p.loaded ?? 0));
+    const result = await upload.done();
+    expect(result.ETag).toMatch(/-3"$/);
+    expect(progress.at(-1)).toBe(data.byteLength);
+    const o = await s3.send(new GetObjectCommand({ Bucket, Key: 'lib' }));
+    expect(md5(await o.Body!.transformToByteArray())).toBe(md5(data));
+  });
+
+  it('versioning: Enabled, version ids on writes, ListObjectVersions, reading and deleting a version', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+    expect((await s3.send(new GetBucketVersioningCommand({ Bucket }))).Status).toBe('Enabled');
+    const v1 = await s3.send(new PutObjectCommand({ Bucket, Key: 'k', Body: 'one' }));
+    const v2 = await s3.send(new PutObjectCommand({ Bucket, Key: 'k', Body: 'two' }));
+    expect(v1.VersionId).toBeTruthy();
+    expect(v2.VersionId).not.toBe(v1.VersionId);
+    const versions = await s3.send(new ListObjectVersionsCommand({ Bucket }));
+    expect(versions.Versions?.map((v) => [v.VersionId, v.IsLatest])).toEqual([[v2.VersionId, true], [v1.VersionId, false]]);
+    const old = await s3.send(new GetObjectCommand({ Bucket, Key: 'k', VersionId: v1.VersionId }));
+    expect([await old.Body!.transformToString(), old.VersionId]).toEqual(['one', v1.VersionId]);
+    await s3.send(new DeleteObjectCommand({ Bucket, Key: 'k', VersionId: v1.VersionId }));
+    const left = await s3.send(new ListObjectVersionsCommand({ Bucket }));
+    expect(left.Versions?.map((v) => v.VersionId)).toEqual([v2.VersionId]);
+  });
+
+  it('public-read through x-amz-acl: GetBucketAcl shows AllUsers READ, and an unsigned GET reads', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'pub', Body: 'for all' }));
+    const before = await fetch(`${server.url}/${Bucket}/pub`);
+    expect(before.status).toBe(403);
+    await s3.send(new PutBucketAclCommand({ Bucket, ACL: 'public-read' }));
+    const acl = await s3.send(new GetBucketAclCommand({ Bucket }));
+    expect(acl.Grants?.map((g) => [g.Grantee?.Type, g.Permission])).toEqual([['CanonicalUser', 'FULL_CONTROL'], ['Group', 'READ']]);
+    const after = await fetch(`${server.url}/${Bucket}/pub`);
+    expect([after.status, await after.text()]).toEqual([200, 'for all']);
+  });
+
+  it('presigned GET and PUT URLs work, and an expired or altered one is refused', async () => {
+    const Bucket = await newBucket();
+    const putUrl = await getSignedUrl(s3, new PutObjectCommand({ Bucket, Key: 'signed.txt' }), { expiresIn: 60 });
+    const put = await fetch(putUrl, { method: 'PUT', body: 'through a presigned PUT' });
+    expect(put.status).toBe(200);
+    const getUrl = await getSignedUrl(s3, new GetObjectCommand({ Bucket, Key: 'signed.txt' }), { expiresIn: 60 });
+    const got = await fetch(getUrl);
+    expect([got.status, await got.text()]).toEqual([200, 'through a presigned PUT']);
+    const other = await fetch(getUrl.replace('signed.txt', 'other.txt'));
+    expect(other.status).toBe(403);
+    expect(await other.text()).toContain('<Code>SignatureDoesNotMatch</Code>');
+    const expired = await getSignedUrl(s3, new GetObjectCommand({ Bucket, Key: 'signed.txt' }), { expiresIn: 1, signingDate: new Date(Date.now() - 10_000) });
+    const late = await fetch(expired);
+    expect([late.status, (await late.text()).includes('Request has expired')]).toEqual([403, true]);
+  });
+
+  it('names S3\'s errors: a wrong secret, an unknown key, a body that does not match its checksum', async () => {
+    const Bucket = await newBucket();
+    const wrong = client({ credentials: { ...credentials, secretAccessKey: 'not-it' } });
+    const bad = await sdkError(wrong.send(new ListObjectsV2Command({ Bucket })));
+    expect([bad.name, bad.$metadata.httpStatusCode]).toEqual(['SignatureDoesNotMatch', 403]);
+    const unknown = client({ credentials: { accessKeyId: 'nobody', secretAccessKey: 'x' } });
+    const who = await sdkError(unknown.send(new ListBucketsCommand({})));
+    expect([who.name, who.$metadata.httpStatusCode]).toEqual(['InvalidAccessKeyId', 403]);
+    const crc = await sdkError(s3.send(new PutObjectCommand({ Bucket, Key: 'c', Body: 'abc', ChecksumCRC32: 'AAAAAA==' })));
+    expect([crc.name, crc.$metadata.httpStatusCode]).toEqual(['BadDigest', 400]);
+    const nothing = await sdkError(s3.send(new HeadObjectCommand({ Bucket, Key: 'c' })));
+    expect(nothing.$metadata.httpStatusCode).toBe(404);
+    wrong.destroy();
+    unknown.destroy();
+  });
+
+  it('shares one store with the SVC dialect: an object put through the SDK reads through swbucket/client, and back', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'from-s3', Body: 'via the SDK', Metadata: { who: 'sdk' } }));
+    const svc = createClient({ endpoint: server.url, ...credentials });
+    const read = await svc.getObject(Bucket, 'from-s3');
+    expect([await read.response.text(), read.metadata]).toEqual(['via the SDK', { who: 'sdk' }]);
+    await svc.putObject(Bucket, 'from-svc', 'via swbucket/client');
+    const back = await s3.send(new GetObjectCommand({ Bucket, Key: 'from-svc' }));
+    expect(await back.Body!.transformToString()).toBe('via swbucket/client');
+  });
+});
