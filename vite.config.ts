@@ -40,6 +40,7 @@ const CROSS_ENGINE_TESTS = [
   'test/browser/engine-offline.test.ts',
   'test/browser/engine-console.test.ts',
   'test/browser/engine-lifecycle.test.ts',
+  'test/browser/engine-s3.test.ts',
 ];
 
 export default defineConfig({

@@ -15,8 +15,12 @@ const USAGE = {
       into your app's static folder (Vite: public). Run it again after upgrading swbucket.
       --no-worker: only the console (your own worker composes swbucket/sw); --no-console: only
       the worker; --force: replace files that are not swbucket's.`,
-  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--endpoint svc.localhost] [--data DIR] [--seed FILE]
-      The same service as an HTTP server in Node. PORT also sets the port. Data lives in memory
+  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--data DIR] [--seed FILE]
+               [--endpoint svc.localhost] [--s3-endpoint s3.localhost] [--nos-endpoint nos.localhost] [--dialect svc|s3|nos]
+      The same service as an HTTP server in Node, speaking S3 (the AWS SDKs, boto3, the AWS CLI),
+      NOS and swbucket's own dialect on one port: a signed request in the dialect it is signed in,
+      an unsigned one in its host's (the endpoints, for virtual-host requests), else in --dialect's
+      (default svc). PORT also sets the port. Data lives in memory
       and is gone when it stops, or with --data is kept in DIR (created if missing): every write
       is on disk before its answer, and one server at a time owns DIR. --seed FILE: import that
       archive (swbucket export) when the store is empty, as a fixture; a store with data is left alone.`,
@@ -87,8 +91,14 @@ Then store and read objects with swbucket/client (see the README). ${values['no-
 
 async function runServe(args: string[]): Promise<void> {
   const { values } = parse('serve', {
-    args, options: { port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' }, data: { type: 'string' }, seed: { type: 'string' } },
+    args,
+    options: {
+      port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' }, 's3-endpoint': { type: 'string' },
+      'nos-endpoint': { type: 'string' }, dialect: { type: 'string' }, data: { type: 'string' }, seed: { type: 'string' },
+    },
   });
+  const dialect = values.dialect;
+  if (dialect !== undefined && dialect !== 'svc' && dialect !== 's3' && dialect !== 'nos') fail(`--dialect must be svc, s3 or nos\n\nUsage:\n${USAGE.serve}`);
   if (values.data === '') fail(`--data needs a directory\n\nUsage:\n${USAGE.serve}`);
   if (values.seed !== undefined && !existsSync(values.seed)) fail(`--seed: no such file: ${values.seed}`);
   const portText = values.port ?? process.env.PORT ?? '9000';
@@ -96,6 +106,8 @@ async function runServe(args: string[]): Promise<void> {
   if (!/^\d+$/.test(portText) || port > 65535) fail(`invalid port "${portText}"`);
   const running = await startServer({
     port, host: values.host ?? '127.0.0.1', ...(values.endpoint ? { endpoint: values.endpoint } : {}), ...(values.data ? { dataDir: values.data } : {}),
+    endpoints: { ...(values['s3-endpoint'] ? { s3: values['s3-endpoint'] } : {}), ...(values['nos-endpoint'] ? { nos: values['nos-endpoint'] } : {}) },
+    ...(dialect ? { dialect } : {}),
   });
   const upgraded = running.dataUpgradedFrom === undefined ? '' : `; upgraded from the layout of an earlier swbucket (${running.dataUpgradedFrom}), which can no longer open it`;
   const where = running.dataDir === undefined ? 'data in memory: gone when it stops' : `data kept in ${running.dataDir}${upgraded}`;
@@ -103,6 +115,7 @@ async function runServe(args: string[]): Promise<void> {
   buckets: ${running.url}/{bucket}/{key} (path style), or Host: {bucket}.${running.endpoint}
   root credentials: AccessKeyId svcadmin, secret svcadmin-secret; every request is signed but anonymous reads of public-read buckets
   from Node: createClient({ endpoint: '${running.url}', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' }) (swbucket/client)
+  the AWS SDK: new S3Client({ endpoint: '${running.url}', forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } })
   from a shell: see "The HTTP server" in the README for a signing helper`);
   if (values.seed !== undefined) {
     try {

@@ -10,7 +10,7 @@ import { SvcError, errorResponse } from '../sw/core/errors.ts';
 import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { sweepHeld } from '../sw/store/holders.ts';
-import { DEFAULT_ENDPOINT } from '../protocol/instance.ts';
+import { DEFAULT_ENDPOINTS, type DialectName, type Endpoints } from '../protocol/instance.ts';
 
 /** Options of {@link startServer} (and of `swbucket serve`). */
 export interface ServerOptions {
@@ -20,6 +20,13 @@ export interface ServerOptions {
   host?: string;
   /** Bucket hosts are `{bucket}.{endpoint}`; any other host is the service host (path style). Default `svc.localhost`. */
   endpoint?: string;
+  /** The S3 and NOS dialects' hosts, for virtual-host requests: default `s3.localhost`, `nos.localhost`. */
+  endpoints?: { s3?: string; nos?: string };
+  /**
+   * The dialect of an unsigned request to a host that is no dialect's (the server's own address,
+   * path style): a signed request speaks its signature's. Default 'svc'.
+   */
+  dialect?: DialectName;
   /** One line per request; default: stdout. */
   log?: (line: string) => void;
   /**
@@ -37,6 +44,8 @@ export interface RunningServer {
   port: number;
   /** The service host for virtual-host addressing (`{bucket}.{endpoint}`). */
   endpoint: string;
+  /** Each dialect's host (`svc` is `endpoint`). */
+  endpoints: Endpoints;
   /** The directory the data is kept in (absolute), or undefined when it lives in memory. */
   dataDir: string | undefined;
   /**
@@ -120,7 +129,10 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   for (const [name, value] of Object.entries(fake)) {
     if (name.startsWith('IDB') && !(name in globalThis)) Object.defineProperty(globalThis, name, { value, configurable: true, writable: true });
   }
-  const endpoint = o.endpoint ?? DEFAULT_ENDPOINT;
+  const endpoints: Endpoints = {
+    svc: o.endpoint ?? DEFAULT_ENDPOINTS.svc, s3: o.endpoints?.s3 ?? DEFAULT_ENDPOINTS.s3, nos: o.endpoints?.nos ?? DEFAULT_ENDPOINTS.nos,
+  };
+  const endpoint = endpoints.svc;
   const store = o.dataDir === undefined
     ? await openIdbStore({ indexedDB: new IDBFactory(), name: 'swbucket' })
     : await (await peer(() => import('./lmdb-store.ts'))).openLmdbStore({ path: o.dataDir });
@@ -131,7 +143,8 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   const report = (e: unknown) => console.error('internal error:', e);
   const handle = createHandler({
     store,
-    endpoint,
+    endpoints,
+    ...(o.dialect ? { dialect: o.dialect } : {}),
     anyHostIsService: true,
     onLog: (entry) => log(formatLogLine(entry)),
     onInternalError: report,
@@ -224,6 +237,7 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     endpoint,
+    endpoints,
     dataDir: 'path' in store ? store.path : undefined,
     ...('upgradedFrom' in store && store.upgradedFrom !== undefined ? { dataUpgradedFrom: store.upgradedFrom } : {}),
     close: () => new Promise<void>((resolve) => {

@@ -2,6 +2,14 @@
 // resource derives, so two apps (or two instances) on one origin share neither data nor log.
 
 export const DEFAULT_ENDPOINT = 'svc.localhost';
+
+/** The dialects the service speaks (sw/core/dialect.ts): its own, NetEase NOS's, and S3's. */
+export type DialectName = 'svc' | 'nos' | 's3';
+
+/** Each dialect's service host; bucket hosts are `{bucket}.{host}`. */
+export type Endpoints = Record<DialectName, string>;
+
+export const DEFAULT_ENDPOINTS: Endpoints = { svc: DEFAULT_ENDPOINT, nos: 'nos.localhost', s3: 's3.localhost' };
 export const DEFAULT_NAME = 'swbucket';
 /** The mount, relative to the worker's scope: `/svc/` at the root, `/demo/svc/` under `/demo/`. */
 export const DEFAULT_MOUNT_PATH = 'svc/';
@@ -44,7 +52,10 @@ export const CLAIM_MESSAGE = 'swbucket:claim';
 /** What the worker answers at HELLO_PATH. */
 export interface WorkerHello {
   swbucket: string;
+  /** SVC's service host (`endpoints.svc`). */
   endpoint: string;
+  /** Every dialect's service host; absent from a worker older than the dialects. */
+  endpoints?: Endpoints;
   mount: string;
   name: string;
   /**

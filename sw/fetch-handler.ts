@@ -7,15 +7,22 @@ import { SvcError, errorResponse } from './core/errors.ts';
 import { openIdbStore } from './store/idb.ts';
 import { sweepHeld } from './store/holders.ts';
 import { createRequestLog } from './log/ring.ts';
-import { DEFAULT_ENDPOINT, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, instanceNames, type WorkerHello } from '../protocol/instance.ts';
+import {
+  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, instanceNames, type Endpoints, type WorkerHello,
+} from '../protocol/instance.ts';
 import { VERSION } from '../protocol/version.ts';
 
 export type { WorkerHello };
 
 /** Options of {@link createFetchHandler}; the same as startService()'s, which must agree with them. */
 export interface FetchHandlerOptions {
-  /** Service host; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
+  /** Service host of swbucket's own dialect; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
   endpoint?: string;
+  /**
+   * The service hosts of the other dialects: `s3` (default `s3.localhost`: the AWS SDK's
+   * `endpoint: 'http://s3.localhost'`) and `nos` (default `nos.localhost`). The worker answers all.
+   */
+  endpoints?: Partial<Pick<Endpoints, 's3' | 'nos'>>;
   /**
    * Path on the worker's own origin that stands for the service host, for navigations (links,
    * downloads) that never reach a worker as requests to another host. Default `svc/` under the
@@ -117,12 +124,18 @@ function framePage(object: Response, url: URL): Response {
 export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHandler {
   const name = options.name ?? DEFAULT_NAME;
   const names = instanceNames(name);
-  const endpoint = (options.endpoint ?? DEFAULT_ENDPOINT).toLowerCase();
+  const endpoints: Endpoints = {
+    s3: (options.endpoints?.s3 ?? DEFAULT_ENDPOINTS.s3).toLowerCase(),
+    nos: (options.endpoints?.nos ?? DEFAULT_ENDPOINTS.nos).toLowerCase(),
+    svc: (options.endpoint ?? DEFAULT_ENDPOINTS.svc).toLowerCase(),
+  };
+  const endpoint = endpoints.svc;
+  const hosts = Object.values(endpoints);
   const scope = new URL(self.registration?.scope ?? new URL('/', self.location.href).href);
   const mount = normalizeMount(options.mount ?? DEFAULT_MOUNT_PATH, scope);
   const mountRoot = mount.slice(0, -1);
   const helloUrl = new URL(HELLO_PATH, scope);
-  const hello: WorkerHello = { swbucket: VERSION, endpoint, mount, name };
+  const hello: WorkerHello = { swbucket: VERSION, endpoint, endpoints, mount, name };
   const log = options.log === false ? null : createRequestLog({ indexedDB: self.indexedDB, database: names.logDatabase, channel: names.logChannel });
   let handle: Promise<Handle> | null = null;
   let bodyForm: WorkerHello['bodies'];
@@ -136,7 +149,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         // What an import in a worker or tab that stopped had stored is nobody's (the lock of a running one is held).
         void sweepHeld(store).catch(() => {});
         return createHandler({
-          store, endpoint, mount, contentLength: 'body',
+          store, endpoints, mount, contentLength: 'body',
           // A 500 answers with its request id only; the worker's console gets the error and its stack.
           onInternalError: (error) => console.error('swbucket: internal error', error),
           ...(log ? { onLog: (entry) => log.write(entry) } : {}),
@@ -152,7 +165,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
 
   function claims(input: URL | string): boolean {
     const url = typeof input === 'string' ? new URL(input) : input;
-    if (url.hostname === endpoint || url.hostname.endsWith('.' + endpoint)) return true;
+    if (hosts.some((host) => url.hostname === host || url.hostname.endsWith('.' + host))) return true;
     if (url.origin !== scope.origin) return false;
     return url.pathname === helloUrl.pathname || url.pathname === mountRoot || url.pathname.startsWith(mount);
   }

@@ -2,7 +2,7 @@
 // swbucket's own service worker, shipped prebuilt as sw.js: the fetch handler of swbucket/sw plus
 // the lifecycle a worker of its own needs (take over from an older build once it is idle, claim
 // open pages: sw/takeover.ts), and the app shell kept for offline use (sw/shell.ts). Its options come
-// from its URL, where startService() puts them: sw.js?endpoint=…&mount=…&name=…&offline=false (and
+// from its URL, where startService() puts them: sw.js?endpoint=…&s3=…&nos=…&mount=…&name=…&offline=false (and
 // bodies=…, see FetchHandlerOptions)
 import { createFetchHandler } from './fetch-handler.ts';
 import { createInFlight, installTakeover } from './takeover.ts';
@@ -14,6 +14,7 @@ declare const self: ServiceWorkerGlobalScope & { swbucketPrecache?: unknown };
 const params = new URL(self.location.href).searchParams;
 const swbucket = createFetchHandler({
   endpoint: params.get('endpoint') || undefined,
+  endpoints: { s3: params.get('s3') || undefined, nos: params.get('nos') || undefined },
   mount: params.get('mount') || undefined,
   name: params.get('name') || undefined,
   // Not set by startService: a registration of sw.js?bodies=pieces measures or tries that form.

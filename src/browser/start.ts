@@ -2,7 +2,9 @@
 // swbucket's own worker (sw.js beside the page's base), or, when the page's scope already belongs to
 // another worker (an app's own, composing swbucket/sw), uses that one and never replaces it. Ready
 // means the page is controlled and the worker answered the hello with the page's version.
-import { CLAIM_MESSAGE, DEFAULT_ENDPOINT, HELLO_PATH, SHELL_MESSAGE, WORKER_BANNER, instanceNames, type WorkerHello } from '../../protocol/instance.ts';
+import {
+  CLAIM_MESSAGE, DEFAULT_ENDPOINT, DEFAULT_ENDPOINTS, HELLO_PATH, SHELL_MESSAGE, WORKER_BANNER, instanceNames, type Endpoints, type WorkerHello,
+} from '../../protocol/instance.ts';
 import { VERSION } from '../../protocol/version.ts';
 import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
 import { SeedError, seedIfEmpty, type Seed } from './seed.ts';
@@ -23,8 +25,13 @@ export interface StartOptions {
   scriptUrl?: string;
   /** The registration's scope. Default the script's folder. */
   scope?: string;
-  /** Service host; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
+  /** Service host of swbucket's own dialect; bucket hosts are `{bucket}.{endpoint}`. Default `svc.localhost`. */
   endpoint?: string;
+  /**
+   * The hosts of the S3 and NOS dialects. Default `s3.localhost` (the AWS SDK's
+   * `endpoint: 'http://s3.localhost'`) and `nos.localhost`.
+   */
+  endpoints?: { s3?: string; nos?: string };
   /** Path on this origin that stands for the service host. Default `svc/` under the scope. */
   mount?: string;
   /** Names the database, the request log and its channel. Default `swbucket`. */
@@ -108,6 +115,8 @@ function limitsOf(s: Omit<StorageState, 'limits'>): string[] {
 export interface RunningService {
   /** The service's host, e.g. `svc.localhost`: buckets are `{bucket}.{endpoint}`. */
   endpoint: string;
+  /** Each dialect's host: `svc` (the same as `endpoint`), `s3` (e.g. `s3.localhost`, for the AWS SDK), `nos`. */
+  endpoints: Endpoints;
   /** The mount path on this origin, e.g. `/svc/`. */
   mount: string;
   /** The instance name: its database and request log are named after it. */
@@ -262,7 +271,10 @@ async function registrationFor(
     });
     return { registration, registered: false };
   }
-  const params = [['endpoint', options.endpoint], ['mount', options.mount], ['name', options.name], ['offline', options.offline === false ? 'false' : undefined]] as const;
+  const params = [
+    ['endpoint', options.endpoint], ['s3', options.endpoints?.s3], ['nos', options.endpoints?.nos],
+    ['mount', options.mount], ['name', options.name], ['offline', options.offline === false ? 'false' : undefined],
+  ] as const;
   for (const [param, value] of params) {
     if (value !== undefined) ownScript.searchParams.set(param, value);
   }
@@ -404,9 +416,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         : 'Rebuild your service worker against the installed swbucket, then reload.'));
   }
   const mount = options.mount === undefined ? undefined : new URL(options.mount, ready.scope).pathname.replace(/\/?$/, '/');
-  const wanted = { endpoint: options.endpoint?.toLowerCase(), mount, name: options.name };
+  const endpoints = info.endpoints ?? { ...DEFAULT_ENDPOINTS, svc: info.endpoint };
+  const wanted = {
+    endpoint: options.endpoint?.toLowerCase(), mount, name: options.name,
+    's3 endpoint': options.endpoints?.s3?.toLowerCase(), 'nos endpoint': options.endpoints?.nos?.toLowerCase(),
+  };
+  const served = { endpoint: info.endpoint, mount: info.mount, name: info.name, 's3 endpoint': endpoints.s3, 'nos endpoint': endpoints.nos };
   for (const [field, value] of Object.entries(wanted)) {
-    const actual = info[field as keyof typeof wanted];
+    const actual = served[field as keyof typeof wanted];
     if (value !== undefined && value !== actual) {
       throw new ServiceStartError('options-mismatch', `startService was given ${field} "${value}", but the worker ${pathOf(script)} serves ${field} "${actual}". `
         + 'Pass the same options to the worker (createFetchHandler) and to startService.');
@@ -428,7 +445,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     }
   }
   const service: RunningService = {
-    endpoint: info.endpoint, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready,
+    endpoint: info.endpoint, endpoints, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready,
     storage, seeded, deleteAllData: (deleteOptions) => deleteAllData(service, deleteOptions),
     mountUrl: mountUrlFor(info),
   };

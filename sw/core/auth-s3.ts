@@ -81,11 +81,17 @@ export async function authenticateS3(i: AuthInput): Promise<Authenticated> {
     throw new SvcError('InvalidAccessKeyId', `The AWS Access Key Id "${credential.accessKeyId}" does not exist in this service's records.`);
   }
   const query = new URLSearchParams(i.url.search);
+  let headers = i.headers;
+  if (signed.signedHeaders.includes('content-length') && !headers.has('content-length') && i.withheldLength) {
+    // A browser does not show a worker the Content-Length a page's SDK signed: the body's length is it.
+    headers = new Headers(headers);
+    headers.set('content-length', String(await i.withheldLength()));
+  }
   const canonical = canonicalRequest({
     method: i.method,
     rawPath: i.url.pathname,
     query,
-    headers: i.headers,
+    headers,
     host: i.url.host,
     signedHeaders: signed.signedHeaders,
     payloadHash,

@@ -42,6 +42,12 @@ export interface AuthInput {
   store: Store;
   now: number;
   dialect: Dialect;
+  /**
+   * Where the runtime withholds Content-Length (a service worker): reads the body whole and
+   * answers its length, for a signature that covers it (auth-s3.ts). The handler then hands the
+   * operation the body read.
+   */
+  withheldLength?: () => Promise<number>;
 }
 
 /** Who signed, and for S3 what the signature says of the body. */

@@ -3,7 +3,10 @@
 // semantics differ from the others, the rule it follows, written here as data for the operations
 // to read. SVC is the seed's own dialect; NOS is the same protocol with NetEase's own names; S3 is
 // Amazon's, what the AWS SDKs, boto3, the AWS CLI and every S3 tool speak.
-export type DialectName = 'svc' | 'nos' | 's3';
+import type { DialectName, Endpoints } from '../../protocol/instance.ts';
+
+export type { DialectName, Endpoints };
+export { DEFAULT_ENDPOINTS } from '../../protocol/instance.ts';
 
 export const DIALECT_NAMES: readonly DialectName[] = ['svc', 'nos', 's3'];
 
@@ -57,11 +60,6 @@ export const DIALECTS: Record<DialectName, Dialect> = {
     unsupported: 'NotImplemented',
   },
 };
-
-/** Each dialect's service host; bucket hosts are `{bucket}.{host}`. */
-export type Endpoints = Record<DialectName, string>;
-
-export const DEFAULT_ENDPOINTS: Endpoints = { svc: 'svc.localhost', nos: 'nos.localhost', s3: 's3.localhost' };
 
 /**
  * The dialect a request's signature is written in, whatever host it was sent to: an

@@ -1,0 +1,116 @@
+// The AWS SDK for JavaScript v3, unmodified, bundled into a page as an app's bundler would bundle it,
+// against the built worker in this engine: `endpoint: 'http://s3.localhost'` (virtual-host
+// buckets, `{bucket}.s3.localhost`), answered from the page's IndexedDB. Strings with the SDK's
+// default checksums, Blob and File bodies (which the SDK can send only with checksums
+// WHEN_REQUIRED in a browser: aws-sdk-js-v3 #6834), lib-storage's multipart Upload with progress,
+// a presigned URL in an <img>, and an object shared with the service's own dialect.
+import { describe, it, expect, beforeAll } from 'vitest';
+import { build } from 'esbuild';
+import { useServicePage } from './support/fixture.ts';
+
+const service = useServicePage();
+
+/** The SDK as a classic script that sets `globalThis.__s3`. */
+let sdkScript = '';
+beforeAll(async () => {
+  const out = await build({
+    stdin: {
+      contents: [
+        "import * as s3 from '@aws-sdk/client-s3';",
+        "import { Upload } from '@aws-sdk/lib-storage';",
+        "import { getSignedUrl } from '@aws-sdk/s3-request-presigner';",
+        '(globalThis as any).__s3 = { ...s3, Upload, getSignedUrl };',
+      ].join('\n'),
+      resolveDir: process.cwd(),
+      loader: 'ts',
+    },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    write: false,
+    logLevel: 'silent',
+  });
+  sdkScript = out.outputFiles[0]!.text;
+}, 60_000);
+
+/** A 2×1 PNG, for the <img>. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAYAAAD0In+KAAAAEUlEQVR4nGP4z8DwHwQZGBgAIfsD/VxfvZ8AAAAASUVORK5CYII=';
+
+describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () => {
+  it('creates a bucket, puts and reads strings, Blobs and Files, lists, copies and deletes', async () => {
+    const got = await service.page.evaluate(async ({ script, bucket }: { script: string; bucket: string }) => {
+      (0, eval)(script);
+      const S3 = (globalThis as any).__s3; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const credentials = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
+      const s3 = new S3.S3Client({ endpoint: 'http://s3.localhost', region: 'us-east-1', credentials });
+      // A Blob or File body needs checksums only when required, in a browser (aws-sdk-js-v3 #6834).
+      const files = new S3.S3Client({ endpoint: 'http://s3.localhost', region: 'us-east-1', credentials, requestChecksumCalculation: 'WHEN_REQUIRED' });
+      await s3.send(new S3.CreateBucketCommand({ Bucket: bucket }));
+      const put = await s3.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'notes/a.txt', Body: 'from the page', ContentType: 'text/plain', Metadata: { app: 'demo' } }));
+      const blob = new Blob([new Uint8Array(100_000).map((_, i) => i % 251)], { type: 'application/x-blob' });
+      await files.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'blob.bin', Body: blob, ContentType: blob.type }));
+      const file = new File(['a file body'], 'f.txt', { type: 'text/plain' });
+      await files.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'notes/f.txt', Body: file, ContentType: file.type }));
+      const a = await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'notes/a.txt' }));
+      const b = await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'blob.bin' }));
+      const bBytes = await b.Body.transformToByteArray();
+      const listed = await s3.send(new S3.ListObjectsV2Command({ Bucket: bucket, Prefix: 'notes/' }));
+      await s3.send(new S3.CopyObjectCommand({ Bucket: bucket, Key: 'copy.txt', CopySource: `${bucket}/notes/a.txt` }));
+      const copy = await s3.send(new S3.HeadObjectCommand({ Bucket: bucket, Key: 'copy.txt' }));
+      const deleted = await s3.send(new S3.DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: 'copy.txt' }, { Key: 'notes/f.txt' }] } }));
+      let missing = '';
+      try {
+        await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'copy.txt' }));
+      } catch (e) {
+        missing = (e as Error).name;
+      }
+      // The same object through the service's own dialect: the page-origin mount, signed by nobody (the bucket is private).
+      const svc = await fetch(`http://${bucket}.svc.localhost/notes/a.txt`);
+      return {
+        etag: put.ETag, text: await a.Body.transformToString(), type: a.ContentType, meta: a.Metadata,
+        blobSize: bBytes.length, blobOk: bBytes.every((x: number, i: number) => x === i % 251), blobType: b.ContentType,
+        keys: listed.Contents.map((c: { Key: string }) => c.Key), copyType: copy.ContentType,
+        deleted: deleted.Deleted.map((d: { Key: string }) => d.Key).sort(), missing, svcStatus: svc.status,
+      };
+    }, { script: sdkScript, bucket: `sdk-page-${Date.now()}` });
+    expect(got).toEqual({
+      etag: '"090310bd6c909c200c555326e2e25bf4"', text: 'from the page', type: 'text/plain', meta: { app: 'demo' },
+      blobSize: 100_000, blobOk: true, blobType: 'application/x-blob',
+      keys: ['notes/a.txt', 'notes/f.txt'], copyType: 'text/plain',
+      deleted: ['copy.txt', 'notes/f.txt'], missing: 'NoSuchKey', svcStatus: 403,
+    });
+  });
+
+  it('uploads a Blob with lib-storage (multipart, progress), and shows a presigned URL in an <img>', async () => {
+    const got = await service.page.evaluate(async ({ script, bucket, png }: { script: string; bucket: string; png: string }) => {
+      (0, eval)(script);
+      const S3 = (globalThis as any).__s3; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const s3 = new S3.S3Client({
+        endpoint: 'http://s3.localhost', region: 'us-east-1', requestChecksumCalculation: 'WHEN_REQUIRED',
+        credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' },
+      });
+      await s3.send(new S3.CreateBucketCommand({ Bucket: bucket }));
+      const body = new Blob([new Uint8Array(11 * 1024 * 1024).map((_, i) => (i * 7) % 256)]);
+      const progress: number[] = [];
+      const upload = new S3.Upload({ client: s3, params: { Bucket: bucket, Key: 'big.bin', Body: body }, partSize: 5 * 1024 * 1024, queueSize: 2 });
+      upload.on('httpUploadProgress', (p: { loaded: number }) => progress.push(p.loaded));
+      const done = await upload.done();
+      const head = await s3.send(new S3.HeadObjectCommand({ Bucket: bucket, Key: 'big.bin' }));
+      const image = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+      await s3.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'dot.png', Body: image, ContentType: 'image/png' }));
+      const url: string = await S3.getSignedUrl(s3, new S3.GetObjectCommand({ Bucket: bucket, Key: 'dot.png' }), { expiresIn: 300 });
+      const img = document.createElement('img');
+      const loaded = new Promise<string>((resolve) => {
+        img.onload = () => resolve(`${img.naturalWidth}x${img.naturalHeight}`);
+        img.onerror = () => resolve('error');
+      });
+      img.src = url;
+      document.body.append(img);
+      const size = await loaded;
+      img.remove();
+      return { etag: done.ETag, length: head.ContentLength, last: progress.at(-1), size, presigned: url.includes('X-Amz-Signature=') };
+    }, { script: sdkScript, bucket: `sdk-up-${Date.now()}`, png: PNG });
+    expect(got).toEqual({ etag: expect.stringMatching(/^"[0-9a-f]{32}-3"$/), length: 11 * 1024 * 1024, last: 11 * 1024 * 1024, size: '2x1', presigned: true });
+  });
+});
