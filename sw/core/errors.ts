@@ -29,6 +29,8 @@ const STATUS = {
   InvalidPartOrder: 400,
   MalformedArchive: 400,
   InvalidRequest: 400,
+  MalformedPOSTRequest: 400,
+  InvalidPolicyDocument: 400,
   AuthorizationHeaderMalformed: 400,
   AuthorizationQueryParametersError: 400,
   XAmzContentSHA256Mismatch: 400,

@@ -3,7 +3,8 @@
 // buckets, `{bucket}.s3.localhost`), answered from the page's IndexedDB. Strings with the SDK's
 // default checksums, Blob and File bodies (which the SDK can send only with checksums
 // WHEN_REQUIRED in a browser: aws-sdk-js-v3 #6834), lib-storage's multipart Upload with progress,
-// a presigned URL in an <img>, and an object shared with the service's own dialect.
+// a presigned URL in an <img>, a form posted with createPresignedPost's fields, and an object
+// shared with the service's own dialect.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { build } from 'esbuild';
 import { useServicePage } from './support/fixture.ts';
@@ -19,7 +20,8 @@ beforeAll(async () => {
         "import * as s3 from '@aws-sdk/client-s3';",
         "import { Upload } from '@aws-sdk/lib-storage';",
         "import { getSignedUrl } from '@aws-sdk/s3-request-presigner';",
-        '(globalThis as any).__s3 = { ...s3, Upload, getSignedUrl };',
+        "import { createPresignedPost } from '@aws-sdk/s3-presigned-post';",
+        '(globalThis as any).__s3 = { ...s3, Upload, getSignedUrl, createPresignedPost };',
       ].join('\n'),
       resolveDir: process.cwd(),
       loader: 'ts',
@@ -112,5 +114,34 @@ describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () =>
       return { etag: done.ETag, length: head.ContentLength, last: progress.at(-1), size, presigned: url.includes('X-Amz-Signature=') };
     }, { script: sdkScript, bucket: `sdk-up-${Date.now()}`, png: PNG });
     expect(got).toEqual({ etag: expect.stringMatching(/^"[0-9a-f]{32}-3"$/), length: 11 * 1024 * 1024, last: 11 * 1024 * 1024, size: '2x1', presigned: true });
+  });
+
+  it('posts an HTML form with createPresignedPost\'s fields and a chosen file', async () => {
+    const got = await service.page.evaluate(async ({ script, bucket }: { script: string; bucket: string }) => {
+      (0, eval)(script);
+      const S3 = (globalThis as any).__s3; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const s3 = new S3.S3Client({ endpoint: 'http://s3.localhost', region: 'us-east-1', credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+      await s3.send(new S3.CreateBucketCommand({ Bucket: bucket }));
+      const { url, fields } = await S3.createPresignedPost(s3, {
+        Bucket: bucket, Key: 'avatars/${filename}', Expires: 60, Conditions: [['content-length-range', 1, 10_000]],
+      });
+      // The form as an app writes it: hidden inputs for the fields, a file input the user filled.
+      const form = document.createElement('form');
+      for (const [name, value] of Object.entries(fields as Record<string, string>)) {
+        const input = document.createElement('input');
+        Object.assign(input, { type: 'hidden', name, value });
+        form.append(input);
+      }
+      const picker = document.createElement('input');
+      Object.assign(picker, { type: 'file', name: 'file' });
+      const chosen = new DataTransfer();
+      chosen.items.add(new File(['a picture, say'], 'me.txt', { type: 'text/plain' }));
+      picker.files = chosen.files;
+      form.append(picker);
+      const res = await fetch(url, { method: 'POST', body: new FormData(form) });
+      const o = await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'avatars/me.txt' }));
+      return { status: res.status, etag: res.headers.get('etag'), text: await o.Body.transformToString(), url };
+    }, { script: sdkScript, bucket: `sdk-form-${Date.now()}` });
+    expect(got).toEqual({ status: 204, etag: expect.stringMatching(/^"[0-9a-f]{32}"$/), text: 'a picture, say', url: expect.stringMatching(/^http:\/\/sdk-form-\d+\.s3\.localhost\/?$/) });
   });
 });

@@ -14,6 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { startServer, type RunningServer } from '../../node/server.ts';
 import { createClient } from '../../src/client/index.ts';
 
@@ -292,6 +293,40 @@ describe('the AWS SDK v3 against swbucket serve', () => {
     const expired = await getSignedUrl(s3, new GetObjectCommand({ Bucket, Key: 'signed.txt' }), { expiresIn: 1, signingDate: new Date(Date.now() - 10_000) });
     const late = await fetch(expired);
     expect([late.status, (await late.text()).includes('Request has expired')]).toEqual([403, true]);
+  });
+
+  it('takes a form upload signed by createPresignedPost, and refuses one its policy does not allow', async () => {
+    const Bucket = await newBucket();
+    const { url, fields } = await createPresignedPost(s3, {
+      Bucket, Key: 'uploads/${filename}', Expires: 60,
+      Conditions: [['content-length-range', 1, 1000], ['starts-with', '$Content-Type', 'text/'], ['starts-with', '$key', 'uploads/']],
+      Fields: { 'Content-Type': 'text/plain', success_action_status: '201' },
+    });
+    const post = (extra: Record<string, string>, body: string, over: Record<string, string> = {}) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ ...fields, ...over, ...extra })) form.append(k, v);
+      form.append('file', new File([body], 'note.txt', { type: 'text/plain' }));
+      return fetch(url, { method: 'POST', body: form });
+    };
+    const ok = await post({}, 'posted from a form');
+    expect(ok.status).toBe(201);
+    const doc = await ok.text();
+    expect(doc).toContain('<Key>uploads/note.txt</Key>');
+    expect(doc.replace(/&quot;/g, '"')).toContain(`<ETag>"${md5('posted from a form')}"</ETag>`);
+    const o = await s3.send(new GetObjectCommand({ Bucket, Key: 'uploads/note.txt' }));
+    expect([await o.Body!.transformToString(), o.ContentType]).toEqual(['posted from a form', 'text/plain']);
+
+    const extra = await post({ 'x-amz-meta-sneaky': 'yes' }, 'x');
+    expect([extra.status, await extra.text()]).toEqual([403, expect.stringContaining('Extra input fields: x-amz-meta-sneaky')]);
+    const big = await post({}, 'x'.repeat(1001));
+    expect(big.status).toBe(400);
+    const wrongType = await post({}, 'x', { 'Content-Type': 'image/png' });
+    expect([wrongType.status, await wrongType.text()]).toEqual([403, expect.stringContaining('Policy Condition failed: content-type')]);
+    const tampered = await post({}, 'x', { Policy: btoa(JSON.stringify({ expiration: '2099-01-01T00:00:00Z', conditions: [['starts-with', '$key', '']] })) });
+    expect(tampered.status).toBe(403);
+    expect(await tampered.text()).toContain('SignatureDoesNotMatch');
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket }));
+    expect(listed.Contents?.map((c) => c.Key)).toEqual(['uploads/note.txt']);
   });
 
   it('names S3\'s errors: a wrong secret, an unknown key, a body that does not match its checksum', async () => {

@@ -23,10 +23,9 @@ export function checkKeyLength(key: string, code: 'InvalidArgument' | 'KeyTooLon
 /**
  * The response metadata a request sets: Content-Type, the standard headers and user metadata
  * (x-svc-meta-*, x-nos-meta-*, x-amz-meta-*). `strictType`: PUT Object Meta replaces a
- * Content-Type that is not `type/subtype`.
+ * Content-Type that is not `type/subtype`. `h`: where they are sent, when not in headers (S3's POST form).
  */
-export function objectHeadersFrom(ctx: Context, strictType = false): ObjectHeaders {
-  const h = ctx.req.headers;
+export function objectHeadersFrom(ctx: Context, strictType = false, h: Headers = ctx.req.headers): ObjectHeaders {
   const metaPrefix = own(ctx, 'meta-');
   const type = h.get('content-type');
   const contentType = type === null || (strictType && !isMediaType(type)) ? DEFAULT_TYPE : type;

@@ -1,15 +1,17 @@
 // Operations only S3's dialect has (docs/protocol.md, "Dialects"): ListObjectsV2, GetBucketLocation,
-// the ACL as S3's AccessControlPolicy document, and UploadPartCopy. Each is the store's own
+// the ACL as S3's AccessControlPolicy document, UploadPartCopy and POST Object (form uploads). Each is the store's own
 // listing or write under S3's names; nothing here keeps state of its own.
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { ownedBucket } from '../access.ts';
 import { isoDate, quoteEtag } from '../http.ts';
-import { inBucket, copySource, written } from './objects.ts';
+import { checkKeyLength, copySource, inBucket, objectHeadersFrom, written } from './objects.ts';
 import { listingEncoder, listingEntries, listingPage } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
+import { verifyV4 } from '../../../protocol/sigv4.ts';
 import { blobOf } from '../../store/pieces.ts';
+import { STANDARD_HEADERS } from '../../store/types.ts';
 import { xmlAnswer, type Context } from '../context.ts';
 
 /**
@@ -108,4 +110,133 @@ export async function uploadPartCopy(ctx: Context): Promise<Response> {
   written(stored);
   const headers: Record<string, string> = object.versionId === undefined ? {} : { 'x-amz-copy-source-version-id': String(object.versionId) };
   return xmlAnswer(ctx, { CopyPartResult: { LastModified: isoDate(lastModified), ETag: quoteEtag(etag) } }, 200, headers);
+}
+
+/** Form fields S3 leaves out of the policy's checks. */
+const UNCHECKED_FIELDS = new Set(['policy', 'x-amz-signature', 'file']);
+
+type Condition = { name: string; test: (value: string | undefined) => boolean } | { range: [number, number] };
+
+/** The policy's conditions; a document that is not one is InvalidPolicyDocument. */
+function policyConditions(text: string, now: number): Condition[] {
+  const invalid = (why: string): never => fail('InvalidPolicyDocument', `Invalid Policy: ${why}`);
+  let doc: { expiration?: unknown; conditions?: unknown };
+  try {
+    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(atob(text), (c) => c.charCodeAt(0))));
+  } catch {
+    return invalid('the policy is not base64 of a JSON document.');
+  }
+  if (typeof doc !== 'object' || doc === null) return invalid('the policy is not a JSON object.');
+  const expiration = typeof doc.expiration === 'string' ? Date.parse(doc.expiration) : NaN;
+  if (Number.isNaN(expiration)) return invalid('expiration must be an ISO 8601 date.');
+  if (now > expiration) fail('AccessDenied', 'Invalid according to Policy: Policy expired.');
+  if (!Array.isArray(doc.conditions)) return invalid('conditions must be an array.');
+  return doc.conditions.map((c): Condition => {
+    if (Array.isArray(c)) {
+      const [op, a, b] = c as unknown[];
+      if (String(op).toLowerCase() === 'content-length-range' && Number.isSafeInteger(Number(a)) && Number.isSafeInteger(Number(b))) {
+        return { range: [Number(a), Number(b)] };
+      }
+      if (typeof a !== 'string' || !a.startsWith('$') || typeof b !== 'string') return invalid(`the condition ${JSON.stringify(c)} cannot be read.`);
+      const name = a.slice(1).toLowerCase();
+      if (String(op).toLowerCase() === 'eq') return { name, test: (v) => v === b };
+      if (String(op).toLowerCase() === 'starts-with') return { name, test: (v) => v !== undefined && v.startsWith(b) };
+      return invalid(`the condition ${JSON.stringify(op)} is not eq, starts-with or content-length-range.`);
+    }
+    if (typeof c === 'object' && c !== null && Object.keys(c).length === 1) {
+      const [name, value] = Object.entries(c)[0]!;
+      if (typeof value === 'string') return { name: name.toLowerCase(), test: (v) => v === value };
+    }
+    return invalid(`the condition ${JSON.stringify(c)} cannot be read.`);
+  });
+}
+
+/**
+ * S3's POST Object: an upload from an HTML form, its authority a policy document the bucket's
+ * owner signed (`createPresignedPost`), checked field by field: every field must be named by a
+ * condition, every condition must hold, and the policy must not have expired.
+ */
+export async function postObject(ctx: Context): Promise<Response> {
+  if (!/^multipart\/form-data\s*;/i.test(ctx.req.headers.get('content-type') ?? '')) {
+    fail('PreconditionFailed', 'Bucket POST must be of the enclosure-type multipart/form-data.');
+  }
+  const declared = Number(ctx.req.headers.get('content-length') ?? 0);
+  if (declared > limits.putObjectBytes + limits.smallXmlBodyBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
+  let form: FormData;
+  try {
+    form = await ctx.req.formData();
+  } catch {
+    return fail('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
+  }
+  const fields = new Map<string, string>();
+  let file: Blob | undefined;
+  for (const [name, value] of form) {
+    const lower = name.toLowerCase();
+    if (lower === 'file') {
+      if (typeof value === 'string') file = new Blob([value]);
+      else file = value;
+    } else if (typeof value === 'string' && !fields.has(lower)) fields.set(lower, value);
+  }
+  if (!file) return fail('InvalidArgument', 'POST requires exactly one file upload per request.');
+  const filename = file instanceof File ? file.name : '';
+  const key = (fields.get('key') ?? fail('InvalidArgument', 'Bucket POST must contain a field named \'key\'.')).replace(/\$\{filename\}/g, filename);
+  fields.set('key', key);
+  fields.set('bucket', ctx.bucket);
+
+  // The signature: SigV4's, over the policy document as sent (base64).
+  const policy = fields.get('policy') ?? fail('AccessDenied', 'Bucket POST must contain a policy and its signature (createPresignedPost).');
+  if (fields.get('x-amz-algorithm') !== 'AWS4-HMAC-SHA256') fail('InvalidArgument', 'x-amz-algorithm must be AWS4-HMAC-SHA256.');
+  const credential = /^([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request$/.exec(fields.get('x-amz-credential') ?? '')
+    ?? fail('InvalidArgument', 'x-amz-credential must be {key}/{date}/{region}/s3/aws4_request.');
+  const [, accessKeyId = '', date = '', region = '', service = ''] = credential;
+  const account = await ctx.store.getAccount(accessKeyId)
+    ?? fail('InvalidAccessKeyId', `The AWS Access Key Id "${accessKeyId}" does not exist in this service's records.`);
+  const signature = fields.get('x-amz-signature') ?? '';
+  if (!(await verifyV4(account.secret, { accessKeyId, date, region, service }, policy, signature))) {
+    fail('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided: the policy was signed with another secret, or changed.');
+  }
+  const conditions = policyConditions(policy, ctx.now());
+  for (const [name, value] of fields) {
+    if (UNCHECKED_FIELDS.has(name) || name.startsWith('x-ignore-') || name === 'bucket') continue;
+    if (!conditions.some((c) => 'name' in c && c.name === name)) {
+      fail('AccessDenied', `Invalid according to Policy: Extra input fields: ${name}`);
+    }
+  }
+  for (const c of conditions) {
+    if ('range' in c) {
+      if (file.size < c.range[0] || file.size > c.range[1]) {
+        fail(file.size > c.range[1] ? 'EntityTooLarge' : 'EntityTooSmall', `Your proposed upload is ${file.size} bytes; the policy allows ${c.range[0]} to ${c.range[1]}.`);
+      }
+    } else if (!c.test(fields.get(c.name))) {
+      fail('AccessDenied', `Invalid according to Policy: Policy Condition failed: ${c.name}`);
+    }
+  }
+
+  ctx.caller = account;
+  const bucket = await ownedBucket(ctx);
+  checkKeyLength(key);
+  if (file.size > limits.putObjectBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
+  const sent = new Headers();
+  for (const [name, value] of fields) {
+    if (name === 'content-type' || STANDARD_HEADERS.includes(name as (typeof STANDARD_HEADERS)[number]) || name.startsWith('x-amz-meta-')) sent.set(name, value);
+  }
+  const metadata = objectHeadersFrom(ctx, false, sent);
+  if ((await ctx.store.roomFor(bucket, { key })) < file.size) fail('QuotaExceeded', "The write would pass the bucket owner's storage quota.");
+  const etag = await md5OfBlob(file);
+  ctx.bytesIn = file.size;
+  const made = written(await ctx.store.putObject(bucket, { key, size: file.size, etag, lastModified: ctx.now(), ...metadata }, file));
+  const location = `http://${ctx.bucket}.${ctx.endpoint}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  const headers: Record<string, string> = { etag: quoteEtag(etag), location };
+  if (made.versionId !== undefined) headers['x-amz-version-id'] = String(made.versionId);
+  const redirect = fields.get('success_action_redirect');
+  if (redirect && /^https?:\/\//i.test(redirect)) {
+    const to = new URL(redirect);
+    to.searchParams.set('bucket', ctx.bucket);
+    to.searchParams.set('key', key);
+    to.searchParams.set('etag', quoteEtag(etag));
+    return new Response(null, { status: 303, headers: { ...headers, location: to.href } });
+  }
+  const status = fields.get('success_action_status');
+  if (status === '201') return xmlAnswer(ctx, { PostResponse: { Location: location, Bucket: ctx.bucket, Key: key, ETag: quoteEtag(etag) } }, 201, headers);
+  return new Response(null, { status: status === '200' ? 200 : 204, headers });
 }
