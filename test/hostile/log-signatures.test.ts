@@ -23,6 +23,11 @@ const attacks: { what: string; url: string; headers?: [string, string][] }[] = [
   { what: 'a header named like a signature', url: 'http://svc.localhost/', headers: [['x-svc-signature', SECRET]] },
   { what: 'SVC key:signature inside another header', url: 'http://svc.localhost/', headers: [['x-note', `sent as SVC svcadmin:${SECRET}, twice`]] },
   { what: 'a Referer with a fragment signature', url: 'http://svc.localhost/', headers: [['referer', `http://app.test/page#Signature=${SECRET}`]] },
+  { what: 'NOS key:signature inside another header', url: 'http://svc.localhost/', headers: [['x-note', `NOS svcadmin:${SECRET}`]] },
+  { what: 'an X-Amz-Signature parameter', url: `http://svc.localhost/?X-Amz-Signature=${SECRET}` },
+  { what: 'a session token parameter', url: `http://svc.localhost/?x-amz-security-token=${SECRET}` },
+  { what: 'a session token header', url: 'http://svc.localhost/', headers: [['x-amz-security-token', SECRET]] },
+  { what: 'a SigV4 signature inside another header', url: 'http://svc.localhost/', headers: [['x-note', `Signature=${'ab'.repeat(32)}`]] },
 ];
 
 describe('signature-shaped text nowhere in a log', () => {
@@ -51,9 +56,42 @@ describe('signature-shaped text nowhere in a log', () => {
         ...stored.map((e) => JSON.stringify(e)),
       ];
       expect(entries.length).toBe(1);
-      for (const text of seen) expect(text, a.what).not.toContain(SECRET);
+      for (const text of seen) {
+        expect(text, a.what).not.toContain(SECRET);
+        expect(text, a.what).not.toContain('ab'.repeat(32));
+      }
       // Redacting again changes nothing more.
       expect(redactEntry(redactEntry(entries[0]!))).toEqual(redactEntry(entries[0]!));
     });
   }
+});
+
+describe('S3 signatures nowhere in a log', () => {
+  it('an S3-signed request keeps its Credential and SignedHeaders, not its Signature; a presigned one keeps X-Amz-Credential only', async () => {
+    const { SignatureV4 } = await import('@smithy/signature-v4');
+    const { Sha256 } = await import('@aws-crypto/sha256-js');
+    const signer = new SignatureV4({
+      service: 's3', region: 'us-east-1', sha256: Sha256, uriEscapePath: false, applyChecksum: false,
+      credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret', sessionToken: SECRET },
+    });
+    const entries: LogEntry[] = [];
+    const { handle } = await newService({ onLog: (e) => void entries.push(e) });
+    const base = { method: 'GET', protocol: 'http:', hostname: 's3.localhost', path: '/', query: {} };
+    const signed = await signer.sign({ ...base, headers: { host: 's3.localhost', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+    await handle(new Request('http://s3.localhost/', { headers: signed.headers }));
+    const presigned = await signer.presign({ ...base, headers: { host: 's3.localhost' } }, { expiresIn: 60 });
+    const query = new URLSearchParams(presigned.query as Record<string, string>);
+    await handle(new Request(`http://s3.localhost/?${query}`));
+    expect(entries.length).toBe(2);
+    const signatures = [/Signature=([0-9a-f]{64})/.exec(signed.headers.authorization!)![1]!, query.get('X-Amz-Signature')!];
+    for (const e of entries) {
+      for (const text of [JSON.stringify(e), formatLogLine(e)]) {
+        for (const sig of signatures) expect(text).not.toContain(sig);
+        expect(text).not.toContain(SECRET);
+        expect(text).toContain('svcadmin');
+      }
+    }
+    const auth = entries[0]!.requestHeaders.find(([n]) => n === 'authorization')![1];
+    expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=svcadmin\/\d{8}\/us-east-1\/s3\/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=…$/);
+  });
 });
