@@ -21,6 +21,11 @@ export interface ChunkSigning {
   credential: Credential;
   amzDate: string;
   seedSignature: string;
+  /**
+   * `STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER`: the trailing headers are signed too, in
+   * `x-amz-trailer-signature`, chained from the last chunk's signature.
+   */
+  signedTrailer?: boolean;
 }
 
 /** The largest chunk accepted: a signed chunk is held whole until its signature is checked. */
@@ -38,6 +43,17 @@ async function chunkStringToSign(s: ChunkSigning, previous: string, data: Uint8A
 /** A chunk's signature, hex. */
 export async function chunkSignature(s: ChunkSigning, previous: string, data: Uint8Array): Promise<string> {
   return signV4(s.secret, s.credential, await chunkStringToSign(s, previous, data));
+}
+
+/**
+ * The trailer's signature, hex: over `name:value\n` for each trailing header (names lower-case,
+ * sorted; the signature itself left out), chained from the final chunk's signature.
+ */
+export async function trailerSignature(s: ChunkSigning, previous: string, trailers: Headers): Promise<string> {
+  let canonical = '';
+  for (const [name, value] of trailers) if (name !== 'x-amz-trailer-signature') canonical += `${name}:${value}\n`;
+  const scope = `${s.credential.date}/${s.credential.region}/${s.credential.service}/aws4_request`;
+  return signV4(s.secret, s.credential, `AWS4-HMAC-SHA256-TRAILER\n${s.amzDate}\n${scope}\n${previous}\n${await sha256Hex(canonical)}`);
 }
 
 const CRLF = [13, 10];
@@ -177,6 +193,13 @@ export function decodeAwsChunked(body: ReadableStream<Uint8Array>, signing?: Chu
             await verify(signature, new Uint8Array(0));
             const t = await readTrailers();
             if (buffer.byteLength > 0 || (await more())) throw new ChunkedBodyError('InvalidRequest', 'The aws-chunked body goes on after its end.');
+            if (signing?.signedTrailer) {
+              const given = t.get('x-amz-trailer-signature');
+              if (given === null) throw new ChunkedBodyError('SignatureDoesNotMatch', 'The signed aws-chunked body has no x-amz-trailer-signature.');
+              if (given !== (await trailerSignature(signing, previous, t))) {
+                throw new ChunkedBodyError('SignatureDoesNotMatch', 'The trailer signature does not match the trailing headers: they were changed, or signed with another key.');
+              }
+            }
             done = true;
             settleTrailers(t);
             continue;

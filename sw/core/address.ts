@@ -74,24 +74,28 @@ function pathStyle(path: string): Target {
 }
 
 /**
- * The target of a URL, and the dialect whose host it was sent to (none on the mount or a host
- * that is not an endpoint's); null when the URL is not the service's at all.
+ * The dialect whose host (an endpoint, or a bucket host under it) a URL names. The longest endpoint
+ * first: with an endpoint `s3.svc.localhost`, that host is S3's, not a bucket of SVC's.
  */
-export function resolveAddress(url: URL, o: AddressOptions): { target: Target; dialect?: DialectName } | null {
+export function hostDialect(url: URL, endpoints: Endpoints): DialectName | undefined {
   const host = url.hostname.toLowerCase();
-  // The longest endpoint first: `s3.svc.localhost` is S3's own endpoint, not a bucket of SVC's.
-  const byLength = [...DIALECT_NAMES].sort((a, b) => o.endpoints[b].length - o.endpoints[a].length);
-  for (const dialect of byLength) {
+  const byLength = [...DIALECT_NAMES].sort((a, b) => endpoints[b].length - endpoints[a].length);
+  return byLength.find((d) => host === endpoints[d] || host.endsWith('.' + endpoints[d]));
+}
+
+/** The target of a URL, or null when the URL is not the service's at all. */
+export function resolveAddress(url: URL, o: AddressOptions): Target | null {
+  const dialect = hostDialect(url, o.endpoints);
+  if (dialect !== undefined) {
     const endpoint = o.endpoints[dialect];
-    if (host === endpoint) return { target: pathStyle(url.pathname), dialect };
-    if (host.endsWith('.' + endpoint)) {
-      return { target: bucketTarget(host.slice(0, -endpoint.length - 1), url.pathname.slice(1)), dialect };
-    }
+    const host = url.hostname.toLowerCase();
+    if (host === endpoint) return pathStyle(url.pathname);
+    return bucketTarget(host.slice(0, -endpoint.length - 1), url.pathname.slice(1));
   }
-  if (o.anyHostIsService) return { target: pathStyle(url.pathname) };
+  if (o.anyHostIsService) return pathStyle(url.pathname);
   const mountRoot = o.mount.replace(/\/$/, '');
   if (url.pathname === mountRoot || url.pathname.startsWith(mountRoot + '/')) {
-    return { target: pathStyle(url.pathname.slice(mountRoot.length)) };
+    return pathStyle(url.pathname.slice(mountRoot.length));
   }
   return null;
 }

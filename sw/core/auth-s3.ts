@@ -33,7 +33,14 @@ function payloadOf(hash: string, signed: SignedBy, secret: string): Payload {
   if (hash === UNSIGNED_PAYLOAD) return {};
   if (hash === STREAMING_UNSIGNED) return { chunked: {} };
   if (hash === STREAMING_SIGNED || hash === STREAMING_SIGNED_TRAILER) {
-    return { chunked: { signing: { secret, credential: signed.credential, amzDate: signed.amzDate, seedSignature: signed.signature } } };
+    return {
+      chunked: {
+        signing: {
+          secret, credential: signed.credential, amzDate: signed.amzDate, seedSignature: signed.signature,
+          ...(hash === STREAMING_SIGNED_TRAILER ? { signedTrailer: true } : {}),
+        },
+      },
+    };
   }
   throw new SvcError('InvalidArgument', 'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER, '
     + `${STREAMING_SIGNED}, ${STREAMING_SIGNED_TRAILER} or the hex SHA-256 of the body.`);

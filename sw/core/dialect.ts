@@ -63,9 +63,11 @@ export const DIALECTS: Record<DialectName, Dialect> = {
 
 /**
  * The dialect a request's signature is written in, whatever host it was sent to: an
- * Authorization header's scheme, or a presigned URL's parameters. Undefined for an anonymous request.
+ * Authorization header's scheme, or a presigned URL's parameters; a form POST carries S3's
+ * signature in its body (POST Object). Undefined for an anonymous request.
  */
-export function signatureDialect(headers: Headers, query: URLSearchParams): DialectName | undefined {
+export function signatureDialect(headers: Headers, query: URLSearchParams, method = 'GET'): DialectName | undefined {
+  if (method === 'POST' && /^multipart\/form-data\s*;/i.test(headers.get('content-type') ?? '') && !headers.has('authorization')) return 's3';
   const scheme = /^\s*(\S+)/.exec(headers.get('authorization') ?? '')?.[1];
   if (scheme === 'AWS4-HMAC-SHA256') return 's3';
   if (scheme === 'NOS') return 'nos';

@@ -30,6 +30,7 @@ const STATUS = {
   MalformedArchive: 400,
   InvalidRequest: 400,
   MalformedPOSTRequest: 400,
+  MalformedTrailerError: 400,
   InvalidPolicyDocument: 400,
   AuthorizationHeaderMalformed: 400,
   AuthorizationQueryParametersError: 400,

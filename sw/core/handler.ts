@@ -1,6 +1,6 @@
 // handle(request) → response: the whole service as one runtime-neutral function over a Store.
 // The service worker, the HTTP server and the tests are thin adapters around it.
-import { checkListingParams, resolveAddress } from './address.ts';
+import { checkListingParams, hostDialect, resolveAddress } from './address.ts';
 import type { Target } from '../../protocol/address.ts';
 import { authenticate, claimedAccessKeyId } from './auth.ts';
 import { SvcError, asSvcError, errorResponse } from './errors.ts';
@@ -149,14 +149,12 @@ export function createHandler(options: HandlerOptions): Handle {
     try {
       const url = new URL(req.url);
       // The signature's dialect, else the host's: a client signs in the dialect it speaks.
-      const signedIn = signatureDialect(req.headers, url.searchParams);
-      if (signedIn) dialect = DIALECTS[signedIn];
-      const resolved = resolveAddress(url, address);
-      if (!signedIn && resolved?.dialect) dialect = DIALECTS[resolved.dialect];
+      // (Chosen before the address is checked: a bad bucket name is refused in the dialect spoken.)
+      dialect = DIALECTS[signatureDialect(req.headers, url.searchParams, req.method) ?? hostDialect(url, endpoints) ?? fallbackDialect];
       if (req.method === 'OPTIONS') {
         res = preflight(req);
       } else {
-        target = resolved?.target ?? null;
+        target = resolveAddress(url, address);
         if (!target) throw new SvcError('InvalidArgument', `${url.host} is not a host of this service.`);
         checkListingParams(url);
         const route = findRoute(req.method, target, url.searchParams, req.headers, dialect);

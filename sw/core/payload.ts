@@ -75,8 +75,9 @@ export async function payloadCheck(payload: Payload | undefined, headers: Header
     },
     declaredLength(h) {
       if (!payload.chunked) return h.get('content-length');
+      // Not a length: as good as none (S3's 411 MissingContentLength).
       const decoded = h.get('x-amz-decoded-content-length');
-      return decoded;
+      return decoded !== null && /^\d{1,16}$/.test(decoded.trim()) ? decoded : null;
     },
     update(bytes) {
       sha256?.update(bytes);
@@ -92,7 +93,7 @@ export async function payloadCheck(payload: Payload | undefined, headers: Header
       let expected = asked.value;
       if (asked.inTrailer) {
         expected = (await (trailers ?? Promise.resolve(new Headers()))).get(header)?.trim();
-        if (expected === undefined) throw new SvcError('InvalidRequest', `The body names the trailer ${header} but does not carry it.`);
+        if (expected === undefined) throw new SvcError('MalformedTrailerError', `The body names the trailer ${header} but does not carry it.`);
       }
       if (expected !== undefined && expected !== computed) {
         throw new SvcError('BadDigest', `The ${asked.algorithm} you specified did not match the calculated checksum.`);

@@ -56,8 +56,8 @@ export const routes: Route[] = [
   { method: 'HEAD', target: 'bucket', sub: null, name: 'HeadBucket', op: buckets.headBucket },
   { method: 'GET', target: 'bucket', sub: null, name: 'ListObjects', op: buckets.listObjects },
   { method: 'GET', target: 'bucket', sub: 'list-type', only: ['s3'], name: 'ListObjectsV2', op: s3.listObjectsV2 },
-  // A form upload carries its own S3 signature (a policy), whichever host it was posted to.
-  { method: 'POST', target: 'bucket', sub: null, name: 'PostObject', op: s3.postObject },
+  // A form upload carries its own S3 signature (a policy), whichever host it was posted to (dialect.ts).
+  { method: 'POST', target: 'bucket', sub: null, only: ['s3'], name: 'PostObject', op: s3.postObject },
   { method: 'GET', target: 'bucket', sub: 'location', only: ['s3'], name: 'GetBucketLocation', op: s3.getBucketLocation },
   { method: 'GET', target: 'bucket', sub: 'acl', only: NATIVE, name: 'GetBucketAcl', op: buckets.getBucketAcl },
   { method: 'GET', target: 'bucket', sub: 'acl', only: ['s3'], name: 'GetBucketAcl', op: s3.getBucketAcl },

@@ -267,4 +267,23 @@ describe('request log', () => {
     expect(await page.getByTestId('log-row').locator('td').nth(2).textContent()).toBe('CreateBucket');
     await page.getByTestId('log-filter-text').fill('');
   });
+
+  it('names the dialect of a request that was not SVC\'s: S3 beside the operation, and in the details', async () => {
+    await nav(page, 'Request log');
+    await page.getByTestId('log-clear').click();
+    await expectNotice(page, 'The request log is cleared.');
+    // An anonymous ListObjectsV2 on S3's host: refused, in S3's dialect.
+    const status = await page.evaluate(async () => (await fetch('http://logb.s3.localhost/?list-type=2')).status);
+    expect(status).toBe(403);
+    await expect.poll(() => count()).toBe(1);
+    expect(await page.getByTestId('log-row-dialect').allTextContents()).toEqual(['S3']);
+    expect((await storedLog(page)).map((e) => (e as { dialect?: string }).dialect)).toEqual(['s3']);
+    await page.getByTestId('log-row-open').first().click();
+    expect(await page.getByTestId('log-details-dialect').textContent()).toContain('S3 (AWS Signature Version 4');
+    await page.getByTestId('log-details-close').click();
+    await withClient(page, (c) => c.headBucket('logb'), null);
+    await expect.poll(() => count()).toBe(2);
+    // An SVC request has no badge.
+    expect(await page.getByTestId('log-row-dialect').count()).toBe(1);
+  });
 });

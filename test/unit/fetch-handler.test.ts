@@ -102,6 +102,9 @@ describe('claims()', () => {
     'http://photos.svc.localhost/k',
     'https://photos.svc.localhost:8443/k?acl',
     'http://PHOTOS.SVC.LOCALHOST/k',
+    'http://s3.localhost/photos/k',
+    'http://photos.s3.localhost/k?list-type=2',
+    'https://photos.nos.localhost:8443/k',
     `${SCOPE}svc/photos/k`,
     `${SCOPE}svc/`,
     `${SCOPE}svc`,
@@ -120,6 +123,8 @@ describe('claims()', () => {
     'http://app.test:8080/demo/svc/x', // and so is another port
     'http://svc.localhost.evil.test/',
     'http://evilsvc.localhost/',
+    'http://evils3.localhost/',
+    'http://s3.localhost.evil.test/',
     'http://localhost/',
   ];
 
@@ -172,6 +177,8 @@ describe('claims()', () => {
   });
 });
 
+const DEFAULTS = { svc: 'svc.localhost', s3: 's3.localhost', nos: 'nos.localhost' };
+
 describe('respond(): the hello', () => {
   it('answers JSON with the version, endpoint, mount and name, not to be cached', async () => {
     const handler = createFetchHandler();
@@ -181,7 +188,7 @@ describe('respond(): the hello', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const body = await res.json();
-    expect(body).toEqual({ swbucket: VERSION, endpoint: 'svc.localhost', mount: '/demo/svc/', name: 'swbucket' });
+    expect(body).toEqual({ swbucket: VERSION, endpoint: 'svc.localhost', endpoints: DEFAULTS, mount: '/demo/svc/', name: 'swbucket' });
     expect(handler.hello).toEqual(body);
     expect(event.waitUntil).not.toHaveBeenCalled();
   });
@@ -190,15 +197,20 @@ describe('respond(): the hello', () => {
     const handler = createFetchHandler();
     const res = await handler.respond(eventFor(new Request(`${SCOPE}__swbucket?engine`)));
     expect(await res.json()).toEqual({
-      swbucket: VERSION, endpoint: 'svc.localhost', mount: '/demo/svc/', name: 'swbucket', bodies: 'blobs', requestBodyStream: true,
+      swbucket: VERSION, endpoint: 'svc.localhost', endpoints: DEFAULTS, mount: '/demo/svc/', name: 'swbucket', bodies: 'blobs', requestBodyStream: true,
     });
     expect(await databases(stub.indexedDB)).toEqual(['swbucket']);
   });
 
   it('says what the options made of it', async () => {
-    const handler = createFetchHandler({ endpoint: 'store.localhost', mount: '/files/', name: 'second' });
+    const handler = createFetchHandler({ endpoint: 'store.localhost', endpoints: { s3: 'S3.Test.Localhost' }, mount: '/files/', name: 'second' });
     const res = await handler.respond(eventFor(new Request(`${SCOPE}__swbucket`)));
-    expect(await res.json()).toEqual({ swbucket: VERSION, endpoint: 'store.localhost', mount: '/files/', name: 'second' });
+    expect(await res.json()).toEqual({
+      swbucket: VERSION, endpoint: 'store.localhost', endpoints: { svc: 'store.localhost', s3: 's3.test.localhost', nos: 'nos.localhost' },
+      mount: '/files/', name: 'second',
+    });
+    expect(handler.claims('http://photos.s3.test.localhost/k')).toBe(true);
+    expect(handler.claims('http://photos.s3.localhost/k')).toBe(false);
   });
 });
 

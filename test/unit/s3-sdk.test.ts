@@ -15,6 +15,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
+import { AwsClient } from 'aws4fetch';
 import { startServer, type RunningServer } from '../../node/server.ts';
 import { createClient } from '../../src/client/index.ts';
 
@@ -343,6 +344,24 @@ describe('the AWS SDK v3 against swbucket serve', () => {
     expect(nothing.$metadata.httpStatusCode).toBe(404);
     wrong.destroy();
     unknown.destroy();
+  });
+
+  it('answers aws4fetch (fetch signed with SigV4, UNSIGNED-PAYLOAD; a presigned query)', async () => {
+    const Bucket = await newBucket();
+    const aws = new AwsClient({ ...credentials, service: 's3', region: 'us-east-1' });
+    const put = await aws.fetch(`${server.url}/${Bucket}/a4f.txt`, { method: 'PUT', body: 'signed by aws4fetch', headers: { 'content-type': 'text/plain' } });
+    expect([put.status, put.headers.get('etag')]).toEqual([200, `"${md5('signed by aws4fetch')}"`]);
+    const get = await aws.fetch(`${server.url}/${Bucket}/a4f.txt`);
+    expect([get.status, await get.text(), get.headers.get('content-type')]).toEqual([200, 'signed by aws4fetch', 'text/plain']);
+    const signed = await aws.sign(`${server.url}/${Bucket}/a4f.txt`, { aws: { signQuery: true } });
+    const viaQuery = await fetch(signed.url);
+    expect([viaQuery.status, await viaQuery.text()]).toEqual([200, 'signed by aws4fetch']);
+    const list = await aws.fetch(`${server.url}/${Bucket}?list-type=2`);
+    expect(await list.text()).toContain('<Key>a4f.txt</Key>');
+    // A client that guessed another service from the host is told what to sign for.
+    const wrong = new AwsClient({ ...credentials, service: 'execute-api', region: 'us-east-1' });
+    const refused = await wrong.fetch(`${server.url}/${Bucket}/a4f.txt`);
+    expect([refused.status, (await refused.text()).replace(/&quot;/g, '"')]).toEqual([400, expect.stringContaining('sign for "s3"')]);
   });
 
   it('shares one store with the SVC dialect: an object put through the SDK reads through swbucket/client, and back', async () => {

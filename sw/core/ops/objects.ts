@@ -34,6 +34,12 @@ export function objectHeadersFrom(ctx: Context, strictType = false, h: Headers =
     const value = h.get(name);
     if (value !== null) headers[name] = value;
   }
+  if (ctx.dialect.name === 's3' && headers['content-encoding'] !== undefined) {
+    // `aws-chunked` names how the request's body was framed, not how the object is encoded: S3 drops it.
+    const kept = headers['content-encoding'].split(',').map((t) => t.trim()).filter((t) => t !== '' && t.toLowerCase() !== 'aws-chunked');
+    if (kept.length > 0) headers['content-encoding'] = kept.join(',');
+    else delete headers['content-encoding'];
+  }
   const meta: [string, string][] = [];
   for (const [name, value] of h) {
     if (!name.startsWith(metaPrefix)) continue;
@@ -150,7 +156,8 @@ function versionIdOf(ctx: Context, nullIsCurrent = false): number | undefined {
 }
 
 function downloadName(ctx: Context): string | null {
-  const name = ctx.query.get('download');
+  // S3 has response-content-disposition instead, and ignores what it does not know.
+  const name = ctx.dialect.name === 's3' ? null : ctx.query.get('download');
   if (name !== null && utf8Length(name) > limits.downloadNameBytes) {
     fail('InvalidArgument', `The download name may not exceed ${limits.downloadNameBytes} bytes.`);
   }
@@ -164,7 +171,7 @@ export async function getObject(ctx: Context): Promise<Response> {
   const found = inBucket(await ctx.store.getObject(bucket, ctx.key, versionId));
   if (!found && versionId !== undefined) return fail('NoSuchVersion');
   if (!found) {
-    const fallback = ctx.query.get('ifNotFound');
+    const fallback = ctx.dialect.name === 's3' ? null : ctx.query.get('ifNotFound');
     const other = fallback ? inBucket(await ctx.store.getObject(bucket, fallback)) : undefined;
     if (!other) return fail('NoSuchKey');
     return new Response(responseBody(other.body), { status: 404, headers: objectResponseHeaders(ctx, other.object, download) });
