@@ -149,7 +149,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         // What an import in a worker or tab that stopped had stored is nobody's (the lock of a running one is held).
         void sweepHeld(store).catch(() => {});
         return createHandler({
-          store, endpoints, mount, contentLength: 'body',
+          store, endpoints, mount, contentLength: 'body', corsRefusal: 'network-error',
           // A 500 answers with its request id only; the worker's console gets the error and its stack.
           onInternalError: (error) => console.error('swbucket: internal error', error),
           ...(log ? { onLog: (entry) => log.write(entry) } : {}),

@@ -8,7 +8,9 @@ import { limits } from './limits.ts';
 import { checkXmlText } from './address.ts';
 import { checkMetadataSize } from './ops/objects.ts';
 import { isValidBucketName } from '../../protocol/address.ts';
-import { STANDARD_HEADERS, type Acl, type BucketRecord, type ObjectRecord, type StandardHeader } from '../store/types.ts';
+import {
+  STANDARD_HEADERS, type Acl, type BucketRecord, type CorsRule, type ObjectChecksum, type ObjectRecord, type StandardHeader,
+} from '../store/types.ts';
 
 export const MANIFEST_NAME = 'swbucket.json';
 export const ARCHIVE_FORMAT = 'swbucket-archive';
@@ -112,6 +114,17 @@ function readAccount(v: unknown, i: number): ArchiveAccount {
   return account;
 }
 
+const isStrings = (x: unknown, max: number): x is string[] => Array.isArray(x) && x.length <= max && x.every((s) => isString(s, 1024) && HEADER_VALUE.test(s));
+
+/** A bucket's CORS rules as the store keeps them (sw/core/cors.ts makes them). */
+function isCorsRules(x: unknown): x is CorsRule[] {
+  return Array.isArray(x) && x.length >= 1 && x.length <= 100 && x.every((r) => isObject(r)
+    && isStrings(r.allowedMethods, 5) && (r.allowedMethods as string[]).every((m) => ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'].includes(m))
+    && isStrings(r.allowedOrigins, 1000) && isStrings(r.allowedHeaders, 1000) && isStrings(r.exposeHeaders, 1000)
+    && (r.id === undefined || isString(r.id, 255)) && (r.maxAgeSeconds === undefined || isInt(r.maxAgeSeconds, 0, 999_999_999))
+    && Object.keys(r).every((k) => ['id', 'allowedMethods', 'allowedOrigins', 'allowedHeaders', 'exposeHeaders', 'maxAgeSeconds'].includes(k)));
+}
+
 function readBucket(v: unknown, i: number): ArchiveBucket {
   const where = `buckets[${i}]`;
   if (!isObject(v)) return malformed(`${where} is not an object.`);
@@ -124,6 +137,7 @@ function readBucket(v: unknown, i: number): ArchiveBucket {
   if (v.versioning !== undefined) {
     bucket.versioning = field(v, 'versioning', (x): x is 'Enabled' | 'Suspended' => x === 'Enabled' || x === 'Suspended', where, '"Enabled" or "Suspended"');
   }
+  if (v.cors !== undefined) bucket.cors = field(v, 'cors', isCorsRules, where, 'a list of CORS rules (allowedMethods, allowedOrigins, allowedHeaders, exposeHeaders, id?, maxAgeSeconds?)');
   return bucket;
 }
 
@@ -168,6 +182,11 @@ function readObject(v: unknown, i: number, buckets: Set<string>): ArchiveObject 
     return malformed(`${where}: ${(e as Error).message}`);
   }
   if (v.objectMd5 !== undefined) o.objectMd5 = field(v, 'objectMd5', (x): x is string => typeof x === 'string' && MD5.test(x), where, 'a lower-case hex MD5');
+  if (v.checksum !== undefined) {
+    o.checksum = field(v, 'checksum', (x): x is ObjectChecksum => isObject(x) && Object.keys(x).length === 2
+      && (x.algorithm === 'CRC32' || x.algorithm === 'CRC32C' || x.algorithm === 'SHA1' || x.algorithm === 'SHA256')
+      && typeof x.value === 'string' && /^[A-Za-z0-9+/]{6,44}={0,2}$/.test(x.value), where, '{ algorithm: CRC32|CRC32C|SHA1|SHA256, value: base64 }');
+  }
   if (v.versionId !== undefined) o.versionId = field(v, 'versionId', (x): x is number => isInt(x, 1, 10 ** limits.versionIdDigits - 1), where, `a positive integer of at most ${limits.versionIdDigits} digits`);
   else if (!o.current) malformed(`${where}: a version that is not current needs its versionId.`);
   return o;

@@ -7,7 +7,9 @@ import { SvcError, asSvcError, errorResponse } from './errors.ts';
 import { httpDate } from './http.ts';
 import { findRoute } from './routes.ts';
 import { DEFAULT_ENDPOINTS, DIALECTS, signatureDialect, type Dialect, type DialectName, type Endpoints } from './dialect.ts';
+import { applyCors, corsPreflight, guardedHeaders } from './cors.ts';
 import type { Context } from './context.ts';
+import type { CorsRule } from '../store/types.ts';
 import type { Store } from '../store/types.ts';
 import { redactEntry } from './redact.ts';
 
@@ -60,6 +62,13 @@ export interface HandlerOptions {
   onLog?: (entry: LogEntry) => void | Promise<void>;
   /** Called with anything unexpected that became a 500. */
   onInternalError?: (error: unknown) => void;
+  /**
+   * How an S3 answer a bucket's CORS rules do not allow reaches the page. 'headers' (default):
+   * without CORS headers, and the browser keeps it from the page. 'network-error': a service
+   * worker's own answers pass no browser CORS check, so the refusal is a network error there, as
+   * the page would meet it in production, and the rules are checked as a preflight would check them.
+   */
+  corsRefusal?: 'headers' | 'network-error';
 }
 
 /** Headers every response exposes to a cross-origin page, beyond the dialect's own ones it carries. */
@@ -85,6 +94,23 @@ function preflight(req: Request): Response {
       'access-control-max-age': '86400',
     },
   });
+}
+
+/**
+ * The origin of a page's cross-origin request: its Origin header, or where a service worker does
+ * not see that header, its referrer's origin. Null for a request that is not a page's CORS request.
+ */
+function requestOrigin(req: Request, url: URL): string | null {
+  let origin = req.headers.get('origin');
+  if (origin === null && req.mode === 'cors') {
+    try {
+      const from = new URL(req.referrer);
+      if (from.protocol === 'http:' || from.protocol === 'https:') origin = from.origin;
+    } catch {
+      // no referrer (or a policy that sends none): nothing to go by
+    }
+  }
+  return origin === null || origin === url.origin ? null : origin;
 }
 
 /** Operations that answer with a stored object (its bytes, or only its headers). */
@@ -116,6 +142,8 @@ export function finish(res: Response, method: string, requestId: string, now: nu
   h.set('date', httpDate(now));
   h.set('connection', 'keep-alive');
   h.set('server', 'swbucket');
+  // A preflight a bucket's CORS rules answered (cors.ts) keeps what they granted.
+  if (h.has('access-control-allow-origin')) return res;
   h.set('access-control-allow-origin', '*');
   const meta = [...h.keys()].filter((n) => n.startsWith(`${p}meta-`));
   const exposed = [...EXPOSED, ...OWN_EXPOSED.map((n) => p + n), ...(dialect.name === 's3' ? S3_EXPOSED : []), ...meta];
@@ -146,17 +174,54 @@ export function createHandler(options: HandlerOptions): Handle {
     let dialect = DIALECTS[fallbackDialect];
     // Common headers on every answer; an object read's also sandboxed, whatever its status.
     const complete = (r: Response): Response => finish(OBJECT_READS.has(operation) ? sandbox(r) : r, req.method, requestId, now(), dialect);
+    /** The CORS rules of the bucket a URL names, if it names one that has them. */
+    const bucketCors = async (url: URL): Promise<CorsRule[] | undefined> => {
+      let named: Target | null;
+      try {
+        named = resolveAddress(url, address);
+      } catch {
+        return undefined;
+      }
+      return named && named.kind !== 'service' ? (await options.store.getBucket(named.bucket))?.cors : undefined;
+    };
+    /**
+     * The CORS rules that govern this request's answer: an S3 request from a page of another
+     * origin to a bucket that has them, read before the request runs, as a preflight would have
+     * read them (a PutBucketCors is answered under the rules it replaces).
+     */
+    let corsRules: { rules: CorsRule[]; origin: string } | undefined;
+    const readBucketCors = async (url: URL): Promise<void> => {
+      if (dialect.name !== 's3' || !target || target.kind === 'service') return;
+      const origin = requestOrigin(req, url);
+      if (origin === null) return;
+      const rules = (await options.store.getBucket(target.bucket))?.cors;
+      if (rules) corsRules = { rules, origin };
+    };
+    /** The answer under those rules: their CORS headers, or none (or in a worker, a network error). */
+    const withBucketCors = (r: Response): Response => {
+      if (!corsRules) return r;
+      const inWorker = options.corsRefusal === 'network-error';
+      const allowed = applyCors(r, corsRules.rules, corsRules.origin, req.method, inWorker ? guardedHeaders(req.headers) : []);
+      if (allowed) return allowed;
+      if (!inWorker) return r;
+      void r.body?.cancel().catch(() => {});
+      code = 'CORSNotAllowed';
+      return Response.error();
+    };
     try {
       const url = new URL(req.url);
       // The signature's dialect, else the host's: a client signs in the dialect it speaks.
       // (Chosen before the address is checked: a bad bucket name is refused in the dialect spoken.)
       dialect = DIALECTS[signatureDialect(req.headers, url.searchParams, req.method) ?? hostDialect(url, endpoints) ?? fallbackDialect];
       if (req.method === 'OPTIONS') {
-        res = preflight(req);
+        // A bucket with CORS rules answers its preflights by them; any other preflight is allowed.
+        const rules = await bucketCors(url);
+        res = rules ? corsPreflight(rules, req) : preflight(req);
       } else {
         target = resolveAddress(url, address);
         if (!target) throw new SvcError('InvalidArgument', `${url.host} is not a host of this service.`);
         checkListingParams(url);
+        await readBucketCors(url);
         const route = findRoute(req.method, target, url.searchParams, req.headers, dialect);
         operation = route.name;
         let request = req;
@@ -182,7 +247,7 @@ export function createHandler(options: HandlerOptions): Handle {
         };
         res = await route.op(ctx);
       }
-      res = complete(res);
+      res = withBucketCors(complete(res));
     } catch (e) {
       let err = asSvcError(e);
       if (!err) {
@@ -195,7 +260,7 @@ export function createHandler(options: HandlerOptions): Handle {
       }
       code = err.code;
       const resource = target ? (target.kind === 'service' ? '/' : `/${target.bucket}/${target.key}`) : '';
-      res = complete(errorResponse(err, resource, requestId, req.method));
+      res = withBucketCors(complete(errorResponse(err, resource, requestId, req.method)));
     }
     if (options.onLog) {
       try {

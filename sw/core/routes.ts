@@ -14,7 +14,7 @@ import type { Dialect, DialectName } from './dialect.ts';
 /** Query names that select an operation, in the order they are looked for. */
 const SELECTORS = [
   'export', 'import', 'uploadId', 'uploads', 'delete', 'acl', 'versioning', 'versions', 'meta', 'accounts', 'account',
-  'location', 'list-type',
+  'location', 'list-type', 'cors',
 ] as const;
 
 /** Sub-resources clients know from other object stores. Asking for them is never a plain GET/PUT. */
@@ -58,6 +58,9 @@ export const routes: Route[] = [
   { method: 'GET', target: 'bucket', sub: 'list-type', only: ['s3'], name: 'ListObjectsV2', op: s3.listObjectsV2 },
   // A form upload carries its own S3 signature (a policy), whichever host it was posted to (dialect.ts).
   { method: 'POST', target: 'bucket', sub: null, only: ['s3'], name: 'PostObject', op: s3.postObject },
+  { method: 'GET', target: 'bucket', sub: 'cors', only: ['s3'], name: 'GetBucketCors', op: s3.getBucketCors },
+  { method: 'PUT', target: 'bucket', sub: 'cors', only: ['s3'], name: 'PutBucketCors', op: s3.putBucketCors },
+  { method: 'DELETE', target: 'bucket', sub: 'cors', only: ['s3'], name: 'DeleteBucketCors', op: s3.deleteBucketCors },
   { method: 'GET', target: 'bucket', sub: 'location', only: ['s3'], name: 'GetBucketLocation', op: s3.getBucketLocation },
   { method: 'GET', target: 'bucket', sub: 'acl', only: NATIVE, name: 'GetBucketAcl', op: buckets.getBucketAcl },
   { method: 'GET', target: 'bucket', sub: 'acl', only: ['s3'], name: 'GetBucketAcl', op: s3.getBucketAcl },

@@ -50,7 +50,7 @@ export class XmlError extends Error {
 }
 
 /** Elements that may repeat; the parser returns them as arrays even when there is one. */
-const REPEATED = new Set(['Object', 'Part']);
+const REPEATED = new Set(['Object', 'Part', 'CORSRule', 'AllowedMethod', 'AllowedOrigin', 'AllowedHeader', 'ExposeHeader']);
 
 const parser = new XMLParser({
   ignoreAttributes: true,

@@ -56,6 +56,29 @@ export const ROOT_ACCOUNT_RECORD: Account = {
 
 export type VersioningStatus = 'Enabled' | 'Suspended';
 
+/**
+ * One rule of a bucket's CORS configuration, as S3 has them (docs/protocol.md, "Dialects"): which
+ * origins may send which methods with which headers, and what they may read of the answer.
+ */
+export interface CorsRule {
+  id?: string;
+  /** GET, PUT, POST, DELETE, HEAD. */
+  allowedMethods: string[];
+  /** Origins, each with at most one `*`. */
+  allowedOrigins: string[];
+  /** Request headers a preflight may ask for, each with at most one `*`; lower-case. */
+  allowedHeaders: string[];
+  exposeHeaders: string[];
+  maxAgeSeconds?: number;
+}
+
+/** An S3 flexible checksum of an object's bytes, as its write was given or computed it. */
+export interface ObjectChecksum {
+  algorithm: 'CRC32' | 'CRC32C' | 'SHA1' | 'SHA256';
+  /** Base64 of the digest. */
+  value: string;
+}
+
 export interface BucketRecord {
   name: string;
   /**
@@ -71,6 +94,8 @@ export interface BucketRecord {
   versioning?: VersioningStatus;
   /** The versionId the next versioned write gets: increasing per bucket. */
   nextVersionId: number;
+  /** The CORS configuration set through S3; absent: none (every origin is answered). */
+  cors?: CorsRule[];
 }
 
 /** The response headers an object keeps besides Content-Type (docs/protocol.md, "Copy, move and metadata replacement"). */
@@ -109,6 +134,8 @@ export interface ObjectRecord extends ObjectHeaders {
   chunks: Chunk[];
   /** x-svc-Object-md5 given at Complete. */
   objectMd5?: string;
+  /** S3's flexible checksum of a single-request object's bytes, when its write had one. */
+  checksum?: ObjectChecksum;
   /** Set when written while versioning was Enabled, or when moved into the history. */
   versionId?: number;
 }
@@ -214,6 +241,8 @@ export interface Store {
   deleteBucket(bucket: BucketRef): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
   putBucketAcl(bucket: BucketRef, acl: Acl): Promise<WriteResult>;
   putBucketVersioning(bucket: BucketRef, status: VersioningStatus): Promise<WriteResult>;
+  /** Sets the bucket's CORS configuration; undefined removes it. */
+  putBucketCors(bucket: BucketRef, rules: CorsRule[] | undefined): Promise<WriteResult>;
 
   /** Metadata only; the current object, or with `versionId` that version (current or historical). */
   headObject(bucket: BucketRef, key: string, versionId?: number): Promise<ObjectRecord | undefined | NoSuchBucket>;

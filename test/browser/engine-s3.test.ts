@@ -144,4 +144,32 @@ describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () =>
     }, { script: sdkScript, bucket: `sdk-form-${Date.now()}` });
     expect(got).toEqual({ status: 204, etag: expect.stringMatching(/^"[0-9a-f]{32}"$/), text: 'a picture, say', url: expect.stringMatching(/^http:\/\/sdk-form-\d+\.s3\.localhost\/?$/) });
   });
+
+  it('enforces a bucket\'s CORS rules on the page\'s own requests, as S3 would on the deployed app', async () => {
+    const got = await service.page.evaluate(async ({ script, bucket }: { script: string; bucket: string }) => {
+      (0, eval)(script);
+      const S3 = (globalThis as any).__s3; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const s3 = new S3.S3Client({ endpoint: 'http://s3.localhost', region: 'us-east-1', credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+      await s3.send(new S3.CreateBucketCommand({ Bucket: bucket }));
+      await s3.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'guarded' }));
+      const read = async () => {
+        try {
+          return await (await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'k' }))).Body.transformToString();
+        } catch (e) {
+          return `refused: ${(e as Error).name}`;
+        }
+      };
+      const before = await read();
+      // Rules that name this page's origin: answered as before.
+      await s3.send(new S3.PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: [location.origin], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'] }] } }));
+      const own = await read();
+      // Rules for another origin only: the browser keeps the answers from this page.
+      await s3.send(new S3.PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://prod.example'], AllowedMethods: ['GET', 'PUT', 'DELETE'], AllowedHeaders: ['*'] }] } }));
+      const other = await read();
+      // SVC's answers (the console's) are not under S3's rules.
+      const svc = await fetch(`http://${bucket}.svc.localhost/k`);
+      return { before, own, other, svcStatus: svc.status };
+    }, { script: sdkScript, bucket: `sdk-cors-${Date.now()}` });
+    expect(got).toEqual({ before: 'guarded', own: 'guarded', other: expect.stringMatching(/^refused: /), svcStatus: 403 });
+  });
 });

@@ -674,9 +674,9 @@ describe('which dialect answers', () => {
   it('a sub-resource this service does not have is 501 NotImplemented in S3, 405 MethodNotAllowed in SVC', async () => {
     const s = await service();
     await s.put('k', OLD);
-    for (const sub of ['tagging', 'cors', 'lifecycle']) {
+    for (const sub of ['tagging', 'policy', 'lifecycle']) {
       for (const [method, key] of [['GET', ''], ['PUT', ''], ['GET', 'k'], ['PUT', 'k']] as const) {
-        if (sub !== 'tagging' && key !== '') continue; // cors and lifecycle are the bucket's
+        if (sub !== 'tagging' && key !== '') continue; // policy and lifecycle are the bucket's
         const url = `${vhost(key)}?${sub}`;
         const amz = await s.call(s3(method, url, method === 'PUT' ? te.encode('<x/>') : undefined));
         expect([amz.status, amz.code], `S3 ${method} ${url}`).toEqual([501, 'NotImplemented']);

@@ -9,7 +9,7 @@ import {
   CreateMultipartUploadCommand, DeleteBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetBucketAclCommand,
   GetBucketLocationCommand, GetBucketVersioningCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand,
   ListBucketsCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsCommand, ListObjectsV2Command,
-  ListPartsCommand, PutBucketAclCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException,
+  ListPartsCommand, PutBucketAclCommand, PutBucketCorsCommand, GetBucketCorsCommand, DeleteBucketCorsCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException,
   UploadPartCommand, UploadPartCopyCommand, paginateListObjectsV2,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -362,6 +362,74 @@ describe('the AWS SDK v3 against swbucket serve', () => {
     const wrong = new AwsClient({ ...credentials, service: 'execute-api', region: 'us-east-1' });
     const refused = await wrong.fetch(`${server.url}/${Bucket}/a4f.txt`);
     expect([refused.status, (await refused.text()).replace(/&quot;/g, '"')]).toEqual([400, expect.stringContaining('sign for "s3"')]);
+  });
+
+  it('keeps a bucket\'s CORS configuration and enforces it on preflights and answers, as S3 does', async () => {
+    const Bucket = await newBucket();
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'k', Body: 'cors' }));
+    const preflight = (origin: string, method: string, headers = 'authorization, x-amz-date') => fetch(`${server.url}/${Bucket}/k`, {
+      method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+    });
+    // No configuration: every origin.
+    const open = await preflight('http://anywhere.test', 'DELETE');
+    expect([open.status, open.headers.get('access-control-allow-origin')]).toEqual([200, '*']);
+    const none = await sdkError(s3.send(new GetBucketCorsCommand({ Bucket })));
+    expect([none.name, none.$metadata.httpStatusCode]).toEqual(['NoSuchCORSConfiguration', 404]);
+
+    await s3.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [
+      { ID: 'app', AllowedOrigins: ['https://app.example', 'http://*.dev.example'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['authorization', 'x-amz-*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 600 },
+    ] } }));
+    const read = await s3.send(new GetBucketCorsCommand({ Bucket }));
+    expect(read.CORSRules).toEqual([{ ID: 'app', AllowedOrigins: ['https://app.example', 'http://*.dev.example'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['authorization', 'x-amz-*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 600 }]);
+
+    const allowed = await preflight('http://a.dev.example', 'PUT');
+    expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-methods'),
+      allowed.headers.get('access-control-allow-headers'), allowed.headers.get('access-control-max-age')])
+      .toEqual([200, 'http://a.dev.example', 'GET, PUT', 'authorization, x-amz-date', '600']);
+    for (const [origin, method, headers] of [['https://evil.example', 'GET', 'authorization'], ['https://app.example', 'DELETE', 'authorization'], ['https://app.example', 'GET', 'x-other']] as const) {
+      const refused = await preflight(origin, method, headers);
+      expect([refused.status, await refused.text()], `${origin} ${method} ${headers}`).toEqual([403, expect.stringContaining('<Code>AccessForbidden</Code>')]);
+    }
+    // An answer carries CORS headers only for an origin a rule allows.
+    const signedGet = async (origin: string) => {
+      const url = await getSignedUrl(s3, new GetObjectCommand({ Bucket, Key: 'k' }), { expiresIn: 60 });
+      return fetch(url, { headers: { origin } });
+    };
+    const ok = await signedGet('https://app.example');
+    expect([ok.status, ok.headers.get('access-control-allow-origin'), ok.headers.get('access-control-expose-headers')]).toEqual([200, 'https://app.example', 'ETag']);
+    const blocked = await signedGet('https://evil.example');
+    expect([blocked.status, blocked.headers.get('access-control-allow-origin')]).toEqual([200, null]);
+
+    await s3.send(new DeleteBucketCorsCommand({ Bucket }));
+    expect((await preflight('https://evil.example', 'DELETE')).headers.get('access-control-allow-origin')).toBe('*');
+    const bad = await sdkError(s3.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['PATCH'] }] } })));
+    expect([bad.name, bad.$metadata.httpStatusCode]).toEqual(['InvalidRequest', 400]);
+  });
+
+  it('keeps a write\'s flexible checksum and gives it back when asked (ChecksumMode: ENABLED); an archive keeps it and the CORS rules', async () => {
+    const Bucket = await newBucket();
+    const body = 'checksummed body';
+    const put = await s3.send(new PutObjectCommand({ Bucket, Key: 'sha', Body: body, ChecksumAlgorithm: 'SHA256' }));
+    const sha256 = createHash('sha256').update(body).digest('base64');
+    expect(put.ChecksumSHA256).toBe(sha256);
+    const got = await s3.send(new GetObjectCommand({ Bucket, Key: 'sha', ChecksumMode: 'ENABLED' }));
+    expect([await got.Body!.transformToString(), got.ChecksumSHA256]).toEqual([body, sha256]);
+    const head = await s3.send(new HeadObjectCommand({ Bucket, Key: 'sha', ChecksumMode: 'ENABLED' }));
+    expect(head.ChecksumSHA256).toBe(sha256);
+    await s3.send(new CopyObjectCommand({ Bucket, Key: 'sha-copy', CopySource: `${Bucket}/sha` }));
+    expect((await s3.send(new HeadObjectCommand({ Bucket, Key: 'sha-copy', ChecksumMode: 'ENABLED' }))).ChecksumSHA256).toBe(sha256);
+    // Not asked: not given.
+    expect((await s3.send(new HeadObjectCommand({ Bucket, Key: 'sha' }))).ChecksumSHA256).toBeUndefined();
+
+    await s3.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET'] }] } }));
+    const svc = createClient({ endpoint: server.url, ...credentials });
+    const archive = await svc.exportArchive({ buckets: [Bucket] });
+    const bytes = new Uint8Array(await new Response(archive.body).arrayBuffer());
+    await s3.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: [{ Key: 'sha' }, { Key: 'sha-copy' }] } }));
+    await s3.send(new DeleteBucketCommand({ Bucket }));
+    await svc.importArchive(bytes);
+    expect((await s3.send(new HeadObjectCommand({ Bucket, Key: 'sha', ChecksumMode: 'ENABLED' }))).ChecksumSHA256).toBe(sha256);
+    expect((await s3.send(new GetBucketCorsCommand({ Bucket }))).CORSRules?.[0]?.AllowedOrigins).toEqual(['https://app.example']);
   });
 
   it('shares one store with the SVC dialect: an object put through the SDK reads through swbucket/client, and back', async () => {

@@ -87,6 +87,11 @@ function objectResponseHeaders(ctx: Context, o: ObjectRecord, download: string |
   if (o.objectMd5 && ctx.dialect.name !== 's3') h.set(own(ctx, 'object-md5'), o.objectMd5);
   if (o.versionId !== undefined) h.set(own(ctx, 'version-id'), String(o.versionId));
   if (ctx.dialect.name === 's3') {
+    // S3 gives the stored checksum when asked, for the whole object only.
+    if (o.checksum && ctx.req.headers.get('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !ctx.req.headers.has('range')) {
+      h.set(`x-amz-checksum-${o.checksum.algorithm.toLowerCase()}`, o.checksum.value);
+      h.set('x-amz-checksum-type', 'FULL_OBJECT');
+    }
     for (const name of OVERRIDES) {
       const value = ctx.query.get(`response-${name}`);
       if (value === null) continue;
@@ -202,9 +207,10 @@ export async function putObject(ctx: Context): Promise<Response> {
   const headers = objectHeadersFrom(ctx);
   const room = await ctx.store.roomFor(bucket, { key: ctx.key });
   const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
+  const checksum = body.checksum ? { checksum: { algorithm: body.checksum.algorithm, value: body.checksum.value } } : {};
   const made = written(await ctx.store.putObject(
     bucket,
-    { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers },
+    { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers, ...checksum },
     body.body,
   ));
   const answer = writtenHeaders(ctx, made);
@@ -324,7 +330,7 @@ export async function copyObject(ctx: Context): Promise<Response> {
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
   const etag = isMultipart(object) ? await md5OfBlob(await blobOf(body)) : object.etag;
   const made = written(await ctx.store.putObject(destination, {
-    key: ctx.key, size: object.size, etag, lastModified: ctx.now(), ...metadata,
+    key: ctx.key, size: object.size, etag, lastModified: ctx.now(), ...metadata, ...(object.checksum ? { checksum: object.checksum } : {}),
   }, body));
   if (ctx.dialect.name !== 's3') return new Response(null, { status: 200, headers: writtenHeaders(ctx, made) });
   const headers: Record<string, string> = made.versionId === undefined ? {} : { 'x-amz-version-id': String(made.versionId) };

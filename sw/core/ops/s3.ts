@@ -1,5 +1,6 @@
 // Operations only S3's dialect has (docs/protocol.md, "Dialects"): ListObjectsV2, GetBucketLocation,
-// the ACL as S3's AccessControlPolicy document, UploadPartCopy and POST Object (form uploads). Each is the store's own
+// the ACL as S3's AccessControlPolicy document, UploadPartCopy, POST Object (form uploads) and the
+// bucket's CORS configuration (enforced by cors.ts). Each is the store's own
 // listing or write under S3's names; nothing here keeps state of its own.
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
@@ -13,6 +14,8 @@ import { verifyV4 } from '../../../protocol/sigv4.ts';
 import { blobOf } from '../../store/pieces.ts';
 import { STANDARD_HEADERS } from '../../store/types.ts';
 import { xmlAnswer, type Context } from '../context.ts';
+import { corsDocument, parseCorsConfiguration } from '../cors.ts';
+import { readXmlBody } from '../body.ts';
 
 /**
  * A continuation token: the key the next page starts after, base64url'd with a version letter, so
@@ -239,4 +242,23 @@ export async function postObject(ctx: Context): Promise<Response> {
   const status = fields.get('success_action_status');
   if (status === '201') return xmlAnswer(ctx, { PostResponse: { Location: location, Bucket: ctx.bucket, Key: key, ETag: quoteEtag(etag) } }, 201, headers);
   return new Response(null, { status: status === '200' ? 200 : 204, headers });
+}
+
+export async function getBucketCors(ctx: Context): Promise<Response> {
+  const bucket = inBucket(await ctx.store.readBucket(await ownedBucket(ctx)));
+  if (!bucket.cors) return fail('NoSuchCORSConfiguration');
+  return xmlAnswer(ctx, corsDocument(bucket.cors));
+}
+
+export async function putBucketCors(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  const rules = parseCorsConfiguration(await readXmlBody(ctx, limits.smallXmlBodyBytes, false));
+  if ((await ctx.store.putBucketCors(bucket, rules)) === 'noSuchBucket') fail('NoSuchBucket');
+  return new Response(null, { status: 200 });
+}
+
+export async function deleteBucketCors(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  if ((await ctx.store.putBucketCors(bucket, undefined)) === 'noSuchBucket') fail('NoSuchBucket');
+  return new Response(null, { status: 204 });
 }

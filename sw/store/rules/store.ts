@@ -14,7 +14,7 @@ import { asRead } from '../engine/drive.ts';
 import { ACCOUNTS, BODIES, BUCKETS, HELD_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord } from '../schema.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, ListMultipartUploadsOptions, ListObjectsOptions,
-  ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget,
+  ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget, CorsRule,
 } from '../types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../types.ts';
 import { BODY_SIZES, bodyId, prepareBody, putBody, readBody, type BodySizes } from './bodies.ts';
@@ -213,6 +213,12 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
 
     putBucketVersioning: (ref, versioning: VersioningStatus) => accessWrite(WRITE_TABLES, inBucket(ref, false, function* (s, bucket): Generator<Read, WriteResult, unknown> {
       s.w.put(BUCKETS, { ...bucket, versioning });
+      return 'ok';
+    })),
+
+    putBucketCors: (ref, rules: CorsRule[] | undefined) => accessWrite(WRITE_TABLES, inBucket(ref, false, function* (s, bucket): Generator<Read, WriteResult, unknown> {
+      const { cors: _old, ...rest } = bucket;
+      s.w.put(BUCKETS, rules === undefined ? rest : { ...rest, cors: rules });
       return 'ok';
     })),
 
