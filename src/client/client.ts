@@ -46,7 +46,10 @@ export function encodeKeyPath(key: string): string {
   return dots ? encodeURIComponent(key) : segments.map(encodeURIComponent).join('/');
 }
 
-function headersFor(input: ObjectHeadersInput): Headers {
+/** The header prefix of the dialect a client speaks: swbucket's own, or NetEase NOS's (ClientOptions.dialect). */
+type Prefix = 'x-svc-' | 'x-nos-';
+
+function headersFor(input: ObjectHeadersInput, p: Prefix): Headers {
   const h = new Headers();
   if (input.contentType !== undefined) h.set('content-type', input.contentType);
   if (input.contentEncoding !== undefined) h.set('content-encoding', input.contentEncoding);
@@ -54,17 +57,17 @@ function headersFor(input: ObjectHeadersInput): Headers {
   if (input.expires !== undefined) h.set('expires', input.expires);
   if (input.contentDisposition !== undefined) h.set('content-disposition', input.contentDisposition);
   if (input.contentLanguage !== undefined) h.set('content-language', input.contentLanguage);
-  for (const [name, value] of Object.entries(input.metadata ?? {})) h.set(`x-svc-meta-${name}`, value);
+  for (const [name, value] of Object.entries(input.metadata ?? {})) h.set(`${p}meta-${name}`, value);
   return h;
 }
 
-function objectInfo(res: Response): ObjectInfo {
+function objectInfo(res: Response, p: Prefix): ObjectInfo {
   const metadata: Record<string, string> = {};
   for (const [name, value] of res.headers) {
-    if (name.startsWith('x-svc-meta-')) metadata[name.slice('x-svc-meta-'.length)] = value;
+    if (name.startsWith(`${p}meta-`)) metadata[name.slice(`${p}meta-`.length)] = value;
   }
-  const version = res.headers.get('x-svc-version-id');
-  const objectMd5 = res.headers.get('x-svc-object-md5');
+  const version = res.headers.get(`${p}version-id`);
+  const objectMd5 = res.headers.get(`${p}object-md5`);
   return {
     etag: unquote(res.headers.get('etag')),
     size: Number(res.headers.get('content-length') ?? 0),
@@ -77,11 +80,11 @@ function objectInfo(res: Response): ObjectInfo {
   };
 }
 
-function written(res: Response): WriteResult {
-  const version = res.headers.get('x-svc-version-id');
+function written(res: Response, p: Prefix): WriteResult {
+  const version = res.headers.get(`${p}version-id`);
   return {
     etag: unquote(res.headers.get('etag')),
-    requestId: res.headers.get('x-svc-request-id'),
+    requestId: res.headers.get(`${p}request-id`),
     ...(version ? { versionId: Number(version) } : {}),
   };
 }
@@ -124,6 +127,8 @@ export function createClient(options: ClientOptions = {}): Client {
     ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
     : null;
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const dialect = options.dialect ?? 'svc';
+  const p: Prefix = dialect === 'nos' ? 'x-nos-' : 'x-svc-';
 
   // An IP address has no subdomains, and Node does not resolve `{bucket}.localhost`.
   const pathStyle = options.pathStyle ?? (/^[\d.]+$|^\[/.test(endpoint.hostname) || endpoint.hostname === 'localhost');
@@ -163,7 +168,7 @@ export function createClient(options: ClientOptions = {}): Client {
     // fetch sends a Blob's own type as its Content-Type when none is set (a picked File's
     // "image/png"): set it here, so that what is signed is what is sent.
     if (body instanceof Blob && body.type && !headers.has('content-type')) headers.set('content-type', body.type);
-    if (creds) await signRequest(method, bucket, key, query, headers, creds);
+    if (creds) await signRequest(method, bucket, key, query, headers, creds, dialect);
     const send = (signal?: AbortSignal) => doFetch(urlFor(bucket, key, query), {
       method,
       headers,
@@ -184,7 +189,7 @@ export function createClient(options: ClientOptions = {}): Client {
     } catch (e) {
       // Cut off by a new build of the worker taking over (Firefox, WebKit): sent once more when
       // sending it twice does what sending it once does. A stream cannot be sent again.
-      if (stream || !RESENDABLE.has(method) || headers.has('x-svc-move-source') || !(await cutOffByTakeover(e, controller))) throw e;
+      if (stream || !RESENDABLE.has(method) || headers.has(`${p}move-source`) || !(await cutOffByTakeover(e, controller))) throw e;
       res = await watched();
     }
     if (res.ok || input.accept?.includes(res.status)) return res;
@@ -203,8 +208,8 @@ export function createClient(options: ClientOptions = {}): Client {
     async explainSignature(method: string, bucket: string, key: string, query: Record<string, string> = {}, headers = new Headers()) {
       if (!creds) return null;
       const h = new Headers(headers);
-      const stringToSign = await signRequest(method, bucket, key, queryOf(query), h, creds);
-      return { stringToSign, authorization: h.get('authorization')!, date: h.get('x-svc-date')!, url: urlFor(bucket, key, queryOf(query)).toString() };
+      const stringToSign = await signRequest(method, bucket, key, queryOf(query), h, creds, dialect);
+      return { stringToSign, authorization: h.get('authorization')!, date: h.get(`${p}date`)!, url: urlFor(bucket, key, queryOf(query)).toString() };
     },
 
     /** A URL anyone can use until it expires: for links and `<img src>`. */
@@ -212,7 +217,7 @@ export function createClient(options: ClientOptions = {}): Client {
       if (!creds) throw new Error('presign needs credentials: createClient({ accessKeyId, secretAccessKey })');
       if (!isValidBucketName(bucket)) throw new SvcClientError('InvalidBucketName', 400, bucketNameProblem(bucket), null);
       const expires = Math.floor(Date.now() / 1000) + (o.expiresIn ?? 3600);
-      const query = await presignQuery(o.method ?? 'GET', bucket, key, queryOf(o.query), creds, expires);
+      const query = await presignQuery(o.method ?? 'GET', bucket, key, queryOf(o.query), creds, expires, dialect);
       return urlFor(bucket, key, query).toString();
     },
 
@@ -226,7 +231,7 @@ export function createClient(options: ClientOptions = {}): Client {
       };
     },
     async createBucket(bucket: string, o: { acl?: Acl } = {}): Promise<void> {
-      await request('PUT', { bucket, headers: new Headers(o.acl ? { 'x-svc-acl': o.acl } : {}) });
+      await request('PUT', { bucket, headers: new Headers(o.acl ? { [`${p}acl`]: o.acl } : {}) });
     },
     async ensureBucket(bucket: string, o: { acl?: Acl } = {}): Promise<{ created: boolean }> {
       try {
@@ -248,10 +253,10 @@ export function createClient(options: ClientOptions = {}): Client {
       return res.status === 200;
     },
     async getBucketAcl(bucket: string): Promise<Acl> {
-      return (await request('GET', { bucket, query: { acl: '' } })).headers.get('x-svc-acl') as Acl;
+      return (await request('GET', { bucket, query: { acl: '' } })).headers.get(`${p}acl`) as Acl;
     },
     async putBucketAcl(bucket: string, acl: Acl): Promise<void> {
-      await request('PUT', { bucket, query: { acl: '' }, headers: new Headers({ 'x-svc-acl': acl }) });
+      await request('PUT', { bucket, query: { acl: '' }, headers: new Headers({ [`${p}acl`]: acl }) });
     },
     async getBucketVersioning(bucket: string): Promise<'Enabled' | 'Suspended' | undefined> {
       const status = text(node((await xml(await request('GET', { bucket, query: { versioning: '' } }))).VersioningConfiguration).Status);
@@ -320,9 +325,9 @@ export function createClient(options: ClientOptions = {}): Client {
     // ---- objects ----
     async putObject(bucket: string, key: string, body: Body, o: PutObjectOptions = {}): Promise<WriteResult> {
       const blob = bodyBlob(body)!;
-      const headers = headersFor(o);
+      const headers = headersFor(o, p);
       if (o.checksum !== false) headers.set('content-md5', await contentMd5(blob));
-      return written(await request('PUT', { bucket, key, headers, body: blob, ...(o.signal ? { signal: o.signal } : {}) }));
+      return written(await request('PUT', { bucket, key, headers, body: blob, ...(o.signal ? { signal: o.signal } : {}) }), p);
     },
     async getObject(bucket: string, key: string, o: GetObjectOptions = {}): Promise<GetObjectResult> {
       const headers = new Headers();
@@ -334,13 +339,13 @@ export function createClient(options: ClientOptions = {}): Client {
       });
       // ifNotFound: a 404 with an ETag is the fallback object; without one, the key is missing.
       if (res.status === 404 && !res.headers.get('etag')) throw await errorFrom(res);
-      return { ...objectInfo(res), status: res.status, response: res, contentRange: res.headers.get('content-range'), notModified: res.status === 304 };
+      return { ...objectInfo(res, p), status: res.status, response: res, contentRange: res.headers.get('content-range'), notModified: res.status === 304 };
     },
     async headObject(bucket: string, key: string, o: { versionId?: number; ifModifiedSince?: Date } = {}): Promise<ObjectInfo & { notModified: boolean }> {
       const headers = new Headers();
       if (o.ifModifiedSince) headers.set('if-modified-since', o.ifModifiedSince.toUTCString());
       const res = await request('HEAD', { bucket, key, headers, query: { versionId: o.versionId }, accept: [304] });
-      return { ...objectInfo(res), notModified: res.status === 304 };
+      return { ...objectInfo(res, p), notModified: res.status === 304 };
     },
     async deleteObject(bucket: string, key: string): Promise<void> {
       await request('DELETE', { bucket, key });
@@ -359,21 +364,21 @@ export function createClient(options: ClientOptions = {}): Client {
       };
     },
     async copyObject(source: { bucket: string; key: string }, bucket: string, key: string): Promise<WriteResult> {
-      const headers = new Headers({ 'x-svc-copy-source': `/${source.bucket}/${encodeURIComponent(source.key)}` });
-      return written(await request('PUT', { bucket, key, headers }));
+      const headers = new Headers({ [`${p}copy-source`]: `/${source.bucket}/${encodeURIComponent(source.key)}` });
+      return written(await request('PUT', { bucket, key, headers }), p);
     },
     async moveObject(bucket: string, from: string, to: string): Promise<WriteResult> {
-      const headers = new Headers({ 'x-svc-move-source': `/${bucket}/${encodeURIComponent(from)}` });
-      return written(await request('PUT', { bucket, key: to, headers }));
+      const headers = new Headers({ [`${p}move-source`]: `/${bucket}/${encodeURIComponent(from)}` });
+      return written(await request('PUT', { bucket, key: to, headers }), p);
     },
     /** Replaces the object's response headers and metadata; what is not given is cleared. */
     async putObjectMeta(bucket: string, key: string, meta: ObjectHeadersInput): Promise<void> {
-      await request('PUT', { bucket, key, query: { meta: '' }, headers: headersFor(meta) });
+      await request('PUT', { bucket, key, query: { meta: '' }, headers: headersFor(meta, p) });
     },
 
     // ---- multipart ----
     async createMultipartUpload(bucket: string, key: string, o: ObjectHeadersInput = {}): Promise<string> {
-      const doc = node((await xml(await request('POST', { bucket, key, query: { uploads: '' }, headers: headersFor(o) }))).InitiateMultipartUploadResult);
+      const doc = node((await xml(await request('POST', { bucket, key, query: { uploads: '' }, headers: headersFor(o, p) }))).InitiateMultipartUploadResult);
       return text(doc.UploadId);
     },
     async uploadPart(
@@ -392,13 +397,13 @@ export function createClient(options: ClientOptions = {}): Client {
       o: { objectMd5?: string; metadata?: Record<string, string> } = {},
     ): Promise<WriteResult & { location: string }> {
       const body = `<CompleteMultipartUpload>${parts.map((p) => `<Part><PartNumber>${p.partNumber}</PartNumber><ETag>"${p.etag}"</ETag></Part>`).join('')}</CompleteMultipartUpload>`;
-      const headers = headersFor({ metadata: o.metadata ?? {} });
-      if (o.objectMd5) headers.set('x-svc-object-md5', o.objectMd5);
+      const headers = headersFor({ metadata: o.metadata ?? {} }, p);
+      if (o.objectMd5) headers.set(`${p}object-md5`, o.objectMd5);
       const res = await request('POST', { bucket, key, query: { uploadId }, body, headers });
       const doc = node((await xml(res)).CompleteMultipartUploadResult);
-      const version = res.headers.get('x-svc-version-id');
+      const version = res.headers.get(`${p}version-id`);
       return {
-        etag: unquote(text(doc.ETag)), location: text(doc.Location), requestId: res.headers.get('x-svc-request-id'),
+        etag: unquote(text(doc.ETag)), location: text(doc.Location), requestId: res.headers.get(`${p}request-id`),
         ...(version ? { versionId: Number(version) } : {}),
       };
     },

@@ -27,7 +27,7 @@ const OF_STATUS: Record<number, [code: string, message: string]> = {
 };
 
 export async function errorFrom(res: Response, method = 'GET'): Promise<SvcClientError> {
-  const requestId = res.headers.get('x-svc-request-id');
+  const requestId = res.headers.get('x-svc-request-id') ?? res.headers.get('x-nos-request-id');
   const text = res.body ? await res.text().catch(() => '') : '';
   const field = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(text)?.[1];
   const [statusCode, statusMessage] = OF_STATUS[res.status] ?? [`HTTP${res.status}`, `${res.status} ${res.statusText}`.trim()];

@@ -15,9 +15,16 @@ export async function hmacBase64(secret: string, text: string): Promise<string> 
   return btoa(bin);
 }
 
+/** swbucket's own dialect, or NetEase NOS's: the same signature under other names (`NOS`, `x-nos-`). */
+export type ClientDialect = 'svc' | 'nos';
+
+const names = (dialect: ClientDialect) => (dialect === 'nos'
+  ? { scheme: 'NOS', prefix: 'x-nos-', keyParam: 'NOSAccessKeyId' }
+  : { scheme: 'SVC', prefix: 'x-svc-', keyParam: 'SVCAccessKeyId' });
+
 /**
  * The StringToSign the service will compute for this request, and the Authorization header.
- * A page cannot set Date, so the date travels as x-svc-date (then the Date line is empty).
+ * A page cannot set Date, so the date travels as x-svc-date (x-nos-date; then the Date line is empty).
  */
 export async function signRequest(
   method: string,
@@ -26,11 +33,13 @@ export async function signRequest(
   query: URLSearchParams,
   headers: Headers,
   creds: Credentials,
+  dialect: ClientDialect = 'svc',
   now = new Date(),
 ): Promise<string> {
-  headers.set('x-svc-date', now.toUTCString());
-  const text = stringToSign(method, headers, '', canonicalResource(targetOf(bucket, key), query));
-  headers.set('authorization', `SVC ${creds.accessKeyId}:${await hmacBase64(creds.secretAccessKey, text)}`);
+  const { scheme, prefix } = names(dialect);
+  headers.set(`${prefix}date`, now.toUTCString());
+  const text = stringToSign(method, headers, '', canonicalResource(targetOf(bucket, key), query), prefix);
+  headers.set('authorization', `${scheme} ${creds.accessKeyId}:${await hmacBase64(creds.secretAccessKey, text)}`);
   return text;
 }
 
@@ -42,10 +51,11 @@ export async function presignQuery(
   query: URLSearchParams,
   creds: Credentials,
   expires: number,
+  dialect: ClientDialect = 'svc',
 ): Promise<URLSearchParams> {
   const text = stringToSign(method, new Headers(), String(expires), canonicalResource(targetOf(bucket, key), query));
   const signed = new URLSearchParams(query);
-  signed.set('SVCAccessKeyId', creds.accessKeyId);
+  signed.set(names(dialect).keyParam, creds.accessKeyId);
   signed.set('Expires', String(expires));
   signed.set('Signature', await hmacBase64(creds.secretAccessKey, text));
   return signed;

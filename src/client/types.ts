@@ -14,6 +14,12 @@ export interface ClientOptions {
    * http://127.0.0.1:9000), false otherwise (the worker's `svc.localhost`).
    */
   pathStyle?: boolean;
+  /**
+   * The dialect to speak: 'svc' (default), swbucket's own; 'nos', NetEase NOS's (`NOS` signatures,
+   * `x-nos-` headers), for NOS itself or swbucket's NOS endpoint. The account and archive calls
+   * are swbucket's only.
+   */
+  dialect?: 'svc' | 'nos';
 }
 
 /** What can be stored: a Blob or File (kept as it is, with its type), bytes, or text (UTF-8). */
@@ -29,7 +35,7 @@ export interface ObjectHeadersInput {
   expires?: string;
   contentDisposition?: string;
   contentLanguage?: string;
-  /** User metadata: sent as x-svc-meta-{name}. */
+  /** User metadata: sent as x-svc-meta-{name} (x-nos-meta-{name} in the NOS dialect). */
   metadata?: Record<string, string>;
 }
 

@@ -102,7 +102,8 @@ async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Ac
     const svcDate = i.headers.get(`${prefix}date`);
     const date = svcDate ?? i.headers.get('date');
     if (date === null) return denied(`A signed request needs a Date or ${prefix}date header.`);
-    const when = Date.parse(date);
+    // NetEase's Python SDK writes its local time with the zone's name: `… 20:15:00 Asia/Shanghai`.
+    const when = Date.parse(scheme === 'NOS' ? date.replace(/\s+Asia\/Shanghai$/, ' +0800') : date);
     if (Number.isNaN(when)) return denied(`The request date "${date}" is not an RFC 1123 date.`);
     dateLine = svcDate !== null ? '' : date;
     const account = await verify(i, accessKeyId, signature, dateLine);

@@ -511,3 +511,23 @@ describe('the NOS dialect, straight into the handler', () => {
     expect(got.headers.get('x-nos-meta-origin')).toBe('sdk');
   });
 });
+
+describe("NetEase's Python SDK's Date", () => {
+  it("`… Asia/Shanghai` is read as UTC+8 in NOS's dialect, and only there", async () => {
+    const { handle } = await newService();
+    const now = new Date();
+    const shanghai = new Date(now.getTime() + 8 * 3600_000).toUTCString().replace('GMT', 'Asia/Shanghai');
+    const sign = (scheme: string, date: string) => {
+      const sts = `GET\n\n\n${date}\n/`;
+      return `${scheme} svcadmin:${createHmac('sha256', 'svcadmin-secret').update(sts).digest('base64')}`;
+    };
+    const nos = await handle(new Request('http://nos.localhost/', { headers: { date: shanghai, authorization: sign('NOS', shanghai) } }));
+    expect(nos.status).toBe(200);
+    const svc = await handle(new Request('http://svc.localhost/', { headers: { date: shanghai, authorization: sign('SVC', shanghai) } }));
+    expect(svc.status).toBe(403);
+    // Eight hours off, read as UTC+8, is skew.
+    const wrong = now.toUTCString().replace('GMT', 'Asia/Shanghai');
+    const skewed = await handle(new Request('http://nos.localhost/', { headers: { date: wrong, authorization: sign('NOS', wrong) } }));
+    expect(skewed.status).toBe(403);
+  });
+});
