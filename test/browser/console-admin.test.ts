@@ -373,4 +373,45 @@ describe('playground', () => {
     await page.getByTestId('playground-headers').fill('');
     expect(await page.getByTestId('playground-send').isDisabled()).toBe(false);
   });
+
+  it('signs in S3\'s dialect with SigV4, showing the canonical request, the string to sign and the signing key; the request is answered in S3\'s dialect', async () => {
+    await page.getByTestId('playground-dialect-s3').check();
+    await page.getByTestId('preset-put-object').click();
+    expect(await page.getByTestId('playground-headers').inputValue()).toBe('Content-Type: text/plain\nx-amz-meta-author: playground');
+    await page.getByTestId('playground-key').fill('s3 note.txt');
+    const canonical = page.getByTestId('playground-canonical');
+    await expect.poll(async () => (await canonical.textContent())?.split('\n')[1]).toBe('/s3%20note.txt');
+    const c = (await canonical.textContent())!.split('\n');
+    const bodyHash = createHash('sha256').update('Hello from the playground!\n').digest('hex');
+    expect([c[0], c.at(-1), c.at(-2)]).toEqual(['PUT', bodyHash, 'content-type;host;x-amz-content-sha256;x-amz-date;x-amz-meta-author']);
+    expect(c).toContain('host:playground.s3.localhost');
+    const amzDate = (await page.getByTestId('playground-date').textContent())!;
+    const sts = (await page.getByTestId('playground-sts').textContent())!;
+    const scope = `${amzDate.slice(0, 8)}/us-east-1/s3/aws4_request`;
+    expect(sts).toBe(`AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${createHash('sha256').update(c.join('\n')).digest('hex')}`);
+    // The signing key's four steps, and the signature they make.
+    let k: Buffer = Buffer.from('AWS4svcadmin-secret');
+    const steps = await page.getByTestId('playground-key-steps').locator('li').allTextContents();
+    for (const [i, input] of [amzDate.slice(0, 8), 'us-east-1', 's3', 'aws4_request'].entries()) {
+      k = createHmac('sha256', k).update(input).digest();
+      expect(steps[i]).toContain(k.toString('hex'));
+    }
+    const signature = createHmac('sha256', k).update(sts).digest('hex');
+    expect(await page.getByTestId('playground-auth').textContent()).toBe(`AWS4-HMAC-SHA256 Credential=svcadmin/${scope}, SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date;x-amz-meta-author, Signature=${signature}`);
+
+    await page.getByTestId('playground-send').click();
+    const status = page.getByTestId('playground-response-status');
+    await expect.poll(() => status.textContent()).toBe('200 OK');
+    const headers = Object.fromEntries(await page.getByTestId('playground-response-headers').locator('tbody tr').evaluateAll((rows) =>
+      rows.map((r) => [r.children[0]!.textContent, r.children[1]!.textContent])));
+    expect([headers['x-amz-request-id'], headers['x-svc-request-id']]).toEqual([expect.stringMatching(/^[0-9A-F]{16}$/), undefined]);
+    const put = await withClient(page, async (cl) => (await cl.getObject('playground', 's3 note.txt')).metadata, null);
+    expect(put).toEqual({ author: 'playground' });
+
+    await page.getByTestId('preset-list-objects').click();
+    expect(await page.getByTestId('playground-query').inputValue()).toBe('list-type=2&delimiter=/&max-keys=100');
+    await page.getByTestId('playground-send').click();
+    await expect.poll(() => page.getByTestId('playground-response-body').textContent()).toContain('<KeyCount>');
+    await page.getByTestId('playground-dialect-svc').check();
+  });
 });
