@@ -82,7 +82,7 @@ Add to your app (before its first request to the service):
   import { startService } from 'swbucket/browser';
   await startService();
 
-Then store and read objects with swbucket/client (see the README). ${values['no-console'] ? '' : 'The console opens at /swbucket/index.html beside your app (at /swbucket/ too, once built: a dev server may answer that path with your app).'}`);
+Then store and read objects with the AWS SDK at http://s3.localhost, or with swbucket/client at http://svc.localhost (see the README). ${values['no-console'] ? '' : 'The console opens at /swbucket/index.html beside your app (at /swbucket/ too, once built: a dev server may answer that path with your app).'}`);
   } catch (e) {
     if (e instanceof InitError) fail(e.message, 1);
     throw e;

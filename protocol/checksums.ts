@@ -1,10 +1,11 @@
 // S3's flexible checksums (issue 24): `x-amz-checksum-{crc32,crc32c,sha1,sha256}` as base64 of the
 // digest, computed as a body streams. Since 2025 the AWS SDKs send one with every upload by default
-// (CRC32) and check the one a GET returns when asked (`x-amz-checksum-mode: ENABLED`). CRC-32 and
-// CRC-32C are table-driven here (WebCrypto has neither); SHA-1 and SHA-256 come from hash-wasm,
-// incremental, and where WebAssembly is refused from WebCrypto, which has no incremental form, so
-// there those two keep the bytes until the digest is asked for.
-import { createSHA1, createSHA256 } from 'hash-wasm';
+// (CRC32) and check the one a GET returns when asked (`x-amz-checksum-mode: ENABLED`). All four
+// come from hash-wasm (WebAssembly, incremental, its hashers kept for the next body). Where
+// WebAssembly is refused, the CRCs are table-driven here (WebCrypto has neither), and SHA-1 and
+// SHA-256 come from WebCrypto, which has no incremental form, so those keep the bytes until the
+// digest is asked for.
+import { createCRC32, createSHA1, createSHA256 } from 'hash-wasm';
 
 export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'SHA1' | 'SHA256';
 
@@ -30,27 +31,33 @@ function crcTable(polynomial: number): Uint32Array {
 }
 
 // The reflected polynomials: CRC-32 (IEEE 802.3, zlib's) and CRC-32C (Castagnoli, iSCSI's).
-const TABLES = { CRC32: crcTable(0xedb88320), CRC32C: crcTable(0x82f63b78) };
+const POLYNOMIALS = { CRC32: 0xedb88320, CRC32C: 0x82f63b78 } as const;
+let tables: Record<'CRC32' | 'CRC32C', Uint32Array> | undefined;
 
 const base64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
-
-function crc(table: Uint32Array): Checksum {
-  let c = 0xffffffff;
-  return {
-    update(data) {
-      for (let i = 0; i < data.byteLength; i++) c = table[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
-    },
-    async digest() {
-      const v = (c ^ 0xffffffff) >>> 0;
-      return base64(new Uint8Array([v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff]));
-    },
-  };
-}
 
 /** A digest as raw bytes, incrementally. */
 interface Digest {
   update(data: Uint8Array): void;
   bytes(): Promise<Uint8Array>;
+}
+
+/** The table-driven CRC, where WebAssembly is refused. */
+function crcByTable(name: 'CRC32' | 'CRC32C'): Digest {
+  tables ??= { CRC32: crcTable(POLYNOMIALS.CRC32), CRC32C: crcTable(POLYNOMIALS.CRC32C) };
+  const table = tables[name];
+  let c = 0xffffffff;
+  return {
+    update(data) {
+      let v = c; // a local, not the closure's variable, in the loop: several times faster
+      for (let i = 0; i < data.byteLength; i++) v = table[(v ^ data[i]!) & 0xff]! ^ (v >>> 8);
+      c = v;
+    },
+    async bytes() {
+      const v = (c ^ 0xffffffff) >>> 0;
+      return new Uint8Array([v >>> 24, (v >>> 16) & 0xff, (v >>> 8) & 0xff, v & 0xff]);
+    },
+  };
 }
 
 function webCrypto(name: 'SHA-1' | 'SHA-256'): Digest {
@@ -73,32 +80,54 @@ function webCrypto(name: 'SHA-1' | 'SHA-256'): Digest {
 
 let wasmRefused = false;
 
+type Hasher = Awaited<ReturnType<typeof createSHA256>>;
+
 /**
- * hash-wasm's hasher, awaited before the first byte, so that bytes go straight into it (the
- * payload's SHA-256, of bodies of any size); WebCrypto's buffered form where WebAssembly is refused.
+ * hash-wasm hashers whose digest has been taken, by algorithm, for the next body: making one
+ * instantiates a WebAssembly module, which costs more than hashing a small body (as md5.ts found).
  */
-async function digestOf(name: 'SHA-1' | 'SHA-256'): Promise<Digest> {
-  if (!wasmRefused) {
+const idle: Record<ChecksumAlgorithm, Hasher[]> = { CRC32: [], CRC32C: [], SHA1: [], SHA256: [] };
+const IDLE_MAX = 8;
+
+const makers: Record<ChecksumAlgorithm, () => Promise<Hasher>> = {
+  CRC32: () => createCRC32(POLYNOMIALS.CRC32),
+  CRC32C: () => createCRC32(POLYNOMIALS.CRC32C),
+  SHA1: () => createSHA1(),
+  SHA256: () => createSHA256(),
+};
+
+/** hash-wasm's hasher, awaited before the first byte so that bytes go straight into it; the fallbacks where WebAssembly is refused. */
+async function digestOf(a: ChecksumAlgorithm, engine?: ChecksumEngine): Promise<Digest> {
+  if (engine !== 'fallback' && !wasmRefused) {
     try {
-      const h = await (name === 'SHA-1' ? createSHA1() : createSHA256());
+      const h = idle[a].pop() ?? (await makers[a]());
       h.init();
-      return { update: (data) => h.update(data), bytes: async () => h.digest('binary') };
+      return {
+        update: (data) => h.update(data),
+        bytes: async () => {
+          const out = h.digest('binary');
+          if (idle[a].length < IDLE_MAX) idle[a].push(h);
+          return out;
+        },
+      };
     } catch {
       wasmRefused = true;
     }
   }
-  return webCrypto(name);
+  return a === 'CRC32' || a === 'CRC32C' ? crcByTable(a) : webCrypto(a === 'SHA1' ? 'SHA-1' : 'SHA-256');
 }
 
-export async function createChecksum(a: ChecksumAlgorithm): Promise<Checksum> {
-  if (a === 'CRC32' || a === 'CRC32C') return crc(TABLES[a]);
-  const d = await digestOf(a === 'SHA1' ? 'SHA-1' : 'SHA-256');
+/** Which code computes a checksum: hash-wasm, or what runs where WebAssembly is refused (for tests and benchmarks). */
+export type ChecksumEngine = 'hash-wasm' | 'fallback';
+
+export async function createChecksum(a: ChecksumAlgorithm, engine?: ChecksumEngine): Promise<Checksum> {
+  const d = await digestOf(a, engine);
   return { update: (data) => d.update(data), digest: async () => base64(await d.bytes()) };
 }
 
 /** An incremental SHA-256 with a hex digest: the payload hash `x-amz-content-sha256` names. */
 export async function createSha256(): Promise<{ update(data: Uint8Array): void; digest(): Promise<string> }> {
-  const d = await digestOf('SHA-256');
+  const d = await digestOf('SHA256');
   return {
     update: (data) => d.update(data),
     digest: async () => Array.from(await d.bytes(), (b) => b.toString(16).padStart(2, '0')).join(''),

@@ -22,7 +22,7 @@ export interface FetchHandlerOptions {
    * The service hosts of the other dialects: `s3` (default `s3.localhost`: the AWS SDK's
    * `endpoint: 'http://s3.localhost'`) and `nos` (default `nos.localhost`). The worker answers all.
    */
-  endpoints?: Partial<Pick<Endpoints, 's3' | 'nos'>>;
+  endpoints?: { s3?: string; nos?: string };
   /**
    * Path on the worker's own origin that stands for the service host, for navigations (links,
    * downloads) that never reach a worker as requests to another host. Default `svc/` under the

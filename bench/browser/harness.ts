@@ -220,6 +220,27 @@ const bench = {
     return performance.now() - t0;
   },
 
+  /**
+   * PUTs of the same `size` bytes to `prefix{i}` given to fetch() as a Blob and as a Uint8Array,
+   * `n` of each, alternating; median ms of each (figure 11, on the floor worker's page: what the
+   * browser itself costs to hand a service worker a body that is not a Blob, as the AWS SDK sends
+   * bytes and strings).
+   */
+  async putBodyForms(prefix: string, size: number, n: number): Promise<{ blob: number; bytes: number }> {
+    const bytes = fill(size, 11);
+    const forms = { blob: new Blob([bytes]), bytes } as const;
+    const ms = { blob: [] as number[], bytes: [] as number[] };
+    for (let i = 0; i < n; i++) {
+      for (const form of ['blob', 'bytes'] as const) {
+        const t0 = performance.now();
+        await (await ok(await fetch(`${prefix}${form}-${i}`, { method: 'PUT', body: forms[form] }), `PUT ${form}`)).arrayBuffer();
+        ms[form].push(performance.now() - t0);
+      }
+    }
+    const med = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
+    return { blob: med(ms.blob), bytes: med(ms.bytes) };
+  },
+
   /** A PUT of the blob to any URL (figure 10, memory: a plain HTTP server, no worker); ms. */
   async putTo(url: string, blobId: string): Promise<number> {
     const t0 = performance.now();

@@ -19,12 +19,12 @@ import { KiB, MiB, median, pairs, rounds, spread } from '../lib/stats.ts';
 import { row, type Row } from '../lib/report.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BUCKET = 'bench';
+export const BUCKET = 'bench';
 
-type Side = 'disk' | 'memory' | 's3';
+export type Side = 'disk' | 'memory' | 's3';
 const SIDES: readonly Side[] = ['disk', 'memory', 's3'];
 
-interface Server {
+export interface Server {
   port: number;
   signed: boolean;
   child: ChildProcess;
@@ -45,7 +45,8 @@ await new S3rver({ directory: dir, silent: true, address: '127.0.0.1', port: Num
 console.log('ready');
 `;
 
-async function start(side: Side, dir: string): Promise<Server> {
+/** One server as a process of its own on a free port, its bucket `bench` made (figures 8 and 12). */
+export async function start(side: Side, dir: string): Promise<Server> {
   const port = await freePort();
   const args = side === 's3'
     ? ['--input-type=module', '-e', S3RVER_MAIN, join(dir, 's3rver'), String(port)]

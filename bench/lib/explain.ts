@@ -5,6 +5,7 @@ import type { Row } from './report.ts';
 import type { PutGetResult } from '../figures/putget.ts';
 import type { Diagnostics } from './diagnose.ts';
 import type { EnginesResult } from '../figures/engines.ts';
+import type { S3EdgeResult } from '../figures/s3-edge.ts';
 import { explainEngines } from './explain-engines.ts';
 import { KiB, MiB, sizeName } from './stats.ts';
 
@@ -20,6 +21,8 @@ export const METHOD_NOTES: string[] = [
   'Complete: each round uploads both objects (not timed), flushes the disk (`sync`, so a strict commit does not wait behind the writeback of 256 MiB of parts, which is Upload Part\'s cost), then times the two Completes back to back. Memory: CDP on the service worker target (Runtime.getHeapUsage, usedSize + backingStorageSize, after HeapProfiler.collectGarbage), sampled as fast as CDP answers during a 256 MiB GET (figure 4\'s object) and during a PUT of 100 MiB, the largest one PUT may have (`limits.putObjectBytes`, which 256 MiB is over), a Blob made in the page before measuring, sent through the typed client, removed afterwards, 3 of each; the peak growth over the start, median of the 3. Control, so that a small growth means something: a 16 MiB Uint8Array made on the worker\'s global through the same CDP session (Runtime.evaluate) must show as about +16 MiB on the same probe; it is deleted afterwards.',
   'Figure 10 (`npm run bench -- --only engines`, about 3 minutes): each engine against its own storage floor. Chromium is the run\'s own (profile on disk; its figure-2 pages); Firefox ESR (puppeteer-core over WebDriver BiDi, a fresh profile on disk), WebKitGTK with ephemeral storage (MiniBrowser through WebKitWebDriver, under Xvfb: IndexedDB there refuses Blobs, so swbucket keeps bodies as 256 KiB pieces) and WebKitGTK with storage on disk (test/browser/support/engines/webkit-launcher.py) are launched one at a time through test/browser/support/engines.ts, each with the built site\'s page (window.swbucket.client) and the storage floor\'s page. The storage floor keeps a Blob per body, or one ArrayBuffer where IndexedDB refuses Blobs (found out as its database opens, as swbucket\'s store does); in ephemeral WebKit a second floor keeping 256 KiB pieces (storage-floor-sw.js?pieceBytes=262144, bench/pages/storage-floor-pieces/) runs in the same rounds. 1 KiB in batches of 20, 1 MiB in batches of 4, 16 MiB one at a time, PUT then GET of what was just written, sides rotated each round after a warm-up round; timed inside the page (Firefox and WebKit give performance.now() in whole milliseconds; WebDriver\'s few ms per call are never counted). Rates, higher is better; ratio = swbucket ÷ floor, target ≥ 0.5 everywhere. Also per engine: the client\'s PUT signature (50 in a row) and MD5 of 16 MiB in a dedicated worker (the worker\'s protocol/md5.ts, 64 KiB updates, median of 3). Pieces vs Blobs: the built sw.js registered a second time as /sw-pieces.js?bodies=pieces on an origin of its own in the run\'s Chromium (served under another name so that the site\'s startService() keeps it instead of registering plain sw.js over it), beside the site\'s own; ratio = pieces\' rate ÷ Blobs\'. Memory: VmRSS, RssAnon and RssShmem of every browser process (the processes below this Node process whose program is firefox or chromium) read from /proc every 50 ms, before (mean of 3), peak during, and 1 s after a 100 MiB PUT of a Blob made in the page beforehand: to a Node server from a page no worker controls, to /__swbucket (the worker answers its hello without reading the body), and through window.swbucket.client.putObject (checksum off); 3 of each, rotated; Firefox in a fresh launch, Chromium in the run\'s own.',
   'Small parts: 200 Upload Parts of the same 1 KiB Blob into one upload against 200 PUTs of it to distinct keys, 8 in flight each, in interleaved rounds after a warm-up round; creating the upload, aborting it and deleting the keys are not timed.',
+  'S3 through the worker (figure 11, `npm run bench -- --only 11`; `--only s3` with figure 12): the AWS SDK v3 (@aws-sdk/client-s3) and aws4fetch bundled by esbuild into one script (bench/browser/s3-page.ts) added to the built site\'s page when the figure starts, as an app\'s bundler would bundle them (test/browser/engine-s3.test.ts). Every side is a request from that page to its worker, stored in the same bucket as root: SVC through the page\'s typed client (checksum off, as in figure 2; it sends a Blob); S3 to `http://{bucket}.s3.localhost/{key}` with aws4fetch (SigV4 signed in the page, UNSIGNED-PAYLOAD, Content-Length not signed; GET read with `blob()` as SVC\'s is) and with the SDK\'s S3Client as an app uploading Blobs sets it up (`requestChecksumCalculation: \'WHEN_REQUIRED\'`, aws-sdk-js-v3 #6834; UNSIGNED-PAYLOAD, Content-Length signed; GET read with `Body.transformToByteArray()`). PUT-only sides take the SDK\'s requests apart: aws4fetch with the body\'s SHA-256 and CRC32 (x-amz-content-sha256, x-amz-checksum-crc32, computed before the clock starts), aws4fetch signing Content-Length as the SDK does (a browser withholds that header from the worker), and the SDK with its defaults and a Uint8Array body (it computes the CRC32 and the SHA-256 itself; the browser cannot send a Blob that way, #6834). 1 KiB in samples of 20 one after another and 32 with 8 in flight, 1 MiB in samples of 4 and 16 with 4 in flight, PUT then GET of what was just written, every side in the same rounds (order rotated, a warm-up round thrown away). ms per operation (in flight: wall ÷ operations); ratio = S3\'s time ÷ SVC\'s; target ≤ 1.1 on the aws4fetch rows (the service\'s S3 edge); the SDK rows carry its client\'s cost too and are reported. Beside the rounds: the SDK with a request handler that answers at once (its own time per call), signing alone in the page, and 1 MiB PUTs to the floor worker with the body a Blob and a Uint8Array (what the browser itself costs to hand a worker bytes).',
+  'The server in S3\'s dialect (figure 12, no browser): figure 8\'s `swbucket serve` in memory and s3rver 3.7.1 with a data directory, each a process of its own, the AWS SDK v3 in this process the client of both with its defaults (path style; a Buffer body\'s SHA-256 as x-amz-content-sha256 and its CRC32 as x-amz-checksum-crc32, which swbucket checks and s3rver, which only checks the header\'s form, does not; GetObject asks for the checksum back, which swbucket returns and the SDK then checks); swbucket signed as root, s3rver as its default account S3RVER/S3RVER (whose signatures it checks). 1 KiB: 40 PUTs then 40 GETs one after another, and 320 each with 16 in flight; 1 MiB: 4 PUTs then 4 GETs; ListObjectsV2 of 1,000 objects put once beforehand (3 listings per sample); 9 rounds at most in 60 s, sides rotated. Reported without targets.',
   "Archives (figure 9): an import stores each object's bytes as they arrive, then makes every object in one commit step (sw/store/rules/imports.ts). The client sends the archive's Content-MD5 by default, hashing the whole archive in a worker before sending it: that pass is the client's, as for a PUT with checksum on, and the row without it (checksum: false, like every PUT side here) shows the import's own cost. The many-objects row imports an export of 2,000 × 1 KiB objects over themselves (conflict=overwrite) against PUTs of the same 2,000 objects, 8 in flight.",
 ];
 
@@ -34,7 +37,7 @@ const line = (r: Row) => `**${r.name}**: ratio ${r.ratio.toFixed(2)} against ${r
 
 /** The RESULTS.md sections for missed targets, grouped by cause, and other observations. */
 export function explainMisses(
-  rows: Row[], putget: PutGetResult | undefined, diag: Diagnostics | undefined, engines?: EnginesResult,
+  rows: Row[], putget: PutGetResult | undefined, diag: Diagnostics | undefined, engines?: EnginesResult, s3edge?: S3EdgeResult,
 ): { misses: string[]; observations: string[] } {
   const misses: string[] = [];
   const observations: string[] = [];
@@ -102,6 +105,11 @@ export function explainMisses(
     misses.push(out.join('\n'));
   }
 
+  // ---- Figure 11: S3's edge in the worker against SVC's.
+  const s3 = explainS3(rows, missed, s3edge);
+  s3.explained.forEach((r) => done.add(r));
+  misses.push(...s3.misses);
+
   // Figure 10: each engine against its own storage floor (bench/lib/explain-engines.ts).
   const eng = explainEngines(rows, engines);
   eng.explained.forEach((r) => done.add(r));
@@ -143,6 +151,53 @@ export function explainMisses(
       ? 'Most of it is the commit of a strict transaction that deletes 2,000 records (objects and their bodies).'
       : 'Most of it is the requests.'}`);
   }
-  observations.push(...eng.observations);
+  observations.push(...eng.observations, ...s3.observations);
   return { misses, observations };
+}
+
+const ms2 = (x: number | undefined, digits = 2) => (x !== undefined && Number.isFinite(x) ? x.toFixed(digits) : '?');
+
+/**
+ * Figure 11 (and 12): a missed S3 edge row with what this run measured beside it, and, whenever the
+ * figure ran, what the SDK's requests make the worker do, side by side (aws4fetch's variants).
+ */
+function explainS3(rows: Row[], missed: Row[], r: S3EdgeResult | undefined): { misses: string[]; observations: string[]; explained: Row[] } {
+  const misses: string[] = [];
+  const observations: string[] = [];
+  const edge = missed.filter((x) => x.figure === 11);
+  if (edge.length && r) {
+    const out = ['### S3\'s edge in the worker', '', ...edge.map((x) => `- ${line(x)}; ${/per-round ratios [^;]*/.exec(x.notes)?.[0] ?? ''}`), ''];
+    const sign = r.sign;
+    out.push('What the S3 edge adds to SVC\'s, request by request, none of it proportional to the body (UNSIGNED-PAYLOAD: no byte is hashed but for the MD5 both dialects make):',
+      `- In the page: aws4fetch signs in ${ms2(sign?.a4f, 3)} ms against ${ms2(sign?.svc, 3)} ms for the SVC client (SigV4 hashes the canonical request and signs, two asynchronous WebCrypto calls, where SVC signs once).`,
+      `- In the worker: SigV4's check hashes the canonical request with crypto.subtle.digest before its verify (protocol/sigv4.ts \`stringToSignV4\`), one more asynchronous WebCrypto step than SVC's check (${ms2(sign?.digest, 3)} ms for one digest in the page), and builds the canonical request from the signed headers (sw/core/auth-s3.ts).`,
+      'Measured, these are hundredths of a millisecond, far less than the misses: what is left of a miss is not in them, but either this shared machine (the single rounds\' ratios above) or a step this figure does not take apart (bench/profile.ts and lib/trace.ts time a request inside the worker). A request the SDK sends costs the worker more than aws4fetch\'s (below, "Also seen").', '');
+    misses.push(out.join('\n'));
+  }
+  if (r) {
+    const sizes = Object.keys(r.medians).map(Number).sort((a, b) => a - b);
+    const lines = ['- Figure 11, what the AWS SDK\'s requests make the worker do (median ms per PUT, one after another, same rounds):', '',
+      '| size | SVC | aws4fetch | + Content-Length signed | + SHA-256 and CRC32 | SDK, Blob | SDK alone (no service), Blob | SDK defaults, bytes | SDK alone, bytes |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |'];
+    for (const size of sizes) {
+      const m = r.medians[size]!;
+      const alone = r.sdkAlone[size];
+      lines.push(`| ${sizeName(size)} | ${ms2(m.svc?.put)} | ${ms2(m.a4f?.put)} | ${ms2(m.a4fLen?.put)} | ${ms2(m.a4fSums?.put)} | ${ms2(m.sdk?.put)} | ${ms2(alone?.putBlob)} | ${ms2(m.sdkBytes?.put)} | ${ms2(alone?.putBytes)} |`);
+    }
+    const big = r.medians[MiB];
+    const f = r.bodyForms;
+    lines.push('',
+      '  - The SDK signs Content-Length, which a browser does not show a worker: the worker then reads the body whole (`req.blob()`) before it can check the signature, and streams it again from that Blob to hash and store it (sw/core/handler.ts `withheldLength`, sw/core/auth-s3.ts); aws4fetch signing Content-Length pays the same.',
+      '  - Its default checksums make the worker compute the body\'s SHA-256 and CRC32 beside the MD5 (sw/core/payload.ts): SHA-256 in a hash-wasm hasher made for each request (a WebAssembly instance each time, protocol/checksums.ts `digestOf`; the MD5 hashers are pooled for that reason, protocol/md5.ts), CRC32 one byte at a time through a table in JavaScript, its running value kept in a closure (protocol/checksums.ts `crc`).'
+        + (big?.a4fSums?.put !== undefined && big.a4f?.put !== undefined ? ` For 1 MiB: ${ms2(big.a4fSums.put - big.a4f.put)} ms more than without them.` : ''),
+      `  - With a bytes body (its only way to send checksums from a browser), most of the time is the browser's: ${f ? `a 1 MiB PUT to the floor worker, which does nothing but \`request.blob()\`, took ${ms2(f.bytes)} ms with the body given to fetch() as a Uint8Array and ${ms2(f.blob)} ms as a Blob` : 'a body given to fetch() as bytes reaches a worker far slower than a Blob'}; swbucket's own client sends every body as a Blob.`,
+      '  - GET: the SDK reads the body as a stream into one array in JavaScript (`transformToByteArray()`, the "SDK alone" time in the GET rows\' notes) where the other sides take a Blob.', '');
+    observations.push(lines.join('\n'));
+  }
+  const server = rows.filter((x) => x.figure === 12);
+  const put1m = server.find((x) => /PUT 1 MiB/.test(x.name));
+  if (put1m) {
+    observations.push(`- Figure 12, the server in S3's dialect against s3rver with the AWS SDK: a 1 MiB PUT ${ms2(put1m.value)} ms against ${ms2(put1m.baseline)} ms (${put1m.ratio.toFixed(2)}×). The SDK in Node sends every Buffer body with its SHA-256 and a CRC32; swbucket checks both as the body arrives, on the server's one thread, with the same code as the worker (sw/core/payload.ts: the CRC32 a byte at a time in JavaScript, the SHA-256 in hash-wasm), while s3rver checks neither (only the form of x-amz-content-sha256) and stores the bytes.\n`);
+  }
+  return { misses, observations, explained: r ? edge : [] };
 }

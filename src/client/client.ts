@@ -234,6 +234,9 @@ export function createClient(options: ClientOptions = {}): Client {
       await request('PUT', { bucket, headers: new Headers(o.acl ? { [`${p}acl`]: o.acl } : {}) });
     },
     async ensureBucket(bucket: string, o: { acl?: Acl } = {}): Promise<{ created: boolean }> {
+      // Asked first: on every start but the first the bucket is there, and a refused create would
+      // show in the browser's console as a failed request each time.
+      if (await client.headBucket(bucket).catch(() => false)) return { created: false };
       try {
         await client.createBucket(bucket, o);
         return { created: true };

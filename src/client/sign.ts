@@ -2,6 +2,7 @@
 // checks against (protocol/signing.ts): pure functions, nothing emulator-only.
 import { canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
 import { targetOf } from '../../protocol/address.ts';
+import type { ClientDialect } from './types.ts';
 
 export interface Credentials {
   accessKeyId: string;
@@ -15,8 +16,6 @@ export async function hmacBase64(secret: string, text: string): Promise<string> 
   return btoa(bin);
 }
 
-/** swbucket's own dialect, or NetEase NOS's: the same signature under other names (`NOS`, `x-nos-`). */
-export type ClientDialect = 'svc' | 'nos';
 
 const names = (dialect: ClientDialect) => (dialect === 'nos'
   ? { scheme: 'NOS', prefix: 'x-nos-', keyParam: 'NOSAccessKeyId' }

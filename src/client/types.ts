@@ -19,8 +19,11 @@ export interface ClientOptions {
    * `x-nos-` headers), for NOS itself or swbucket's NOS endpoint. The account and archive calls
    * are swbucket's only.
    */
-  dialect?: 'svc' | 'nos';
+  dialect?: ClientDialect;
 }
+
+/** The dialects swbucket/client speaks: swbucket's own (SVC), or NetEase NOS's (the same protocol under NOS's names). */
+export type ClientDialect = 'svc' | 'nos';
 
 /** What can be stored: a Blob or File (kept as it is, with its type), bytes, or text (UTF-8). */
 export type Body = Blob | BufferSource | string;

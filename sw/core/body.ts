@@ -149,7 +149,9 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   const room = l.room ?? Infinity;
   if (declared !== undefined && declared > room) overQuota();
-  const raw = await requestBody(ctx.req);
+  const raw = ctx.bodyRead
+    ? { stream: ctx.bodyRead.size === 0 ? null : (ctx.bodyRead.stream() as ReadableStream<Uint8Array>), size: ctx.bodyRead.size, blob: ctx.bodyRead }
+    : await requestBody(ctx.req);
   // A framed body's own bytes are known only once decoded: its size and Blob are the framing's.
   const framed = check !== undefined && !check.plain;
   const known = framed ? undefined : raw.size;

@@ -19,6 +19,8 @@ export interface Context {
   dialect: Dialect;
   /** What S3 says of the body beyond its bytes (payload.ts); absent in the other dialects. */
   payload?: Payload;
+  /** The body, when the signature's check had to read it first (a Content-Length the browser withholds). */
+  bodyRead?: Blob;
   /** 'header': Content-Length is delivered and required; 'body': the browser withholds it. */
   contentLength: 'header' | 'body';
   /** Request body bytes read, for the log. */

@@ -224,26 +224,24 @@ export function createHandler(options: HandlerOptions): Handle {
         await readBucketCors(url);
         const route = findRoute(req.method, target, url.searchParams, req.headers, dialect);
         operation = route.name;
-        let request = req;
+        let bodyRead: Blob | undefined;
         const withheldLength = async (): Promise<number> => {
           if (req.method === 'GET' || req.method === 'HEAD') return 0;
-          let blob: Blob;
           try {
-            blob = await req.blob();
+            bodyRead = await req.blob();
           } catch {
             throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
           }
-          request = new Request(req.url, { method: req.method, headers: req.headers, body: blob });
-          return blob.size;
+          return bodyRead.size;
         };
         const { caller, payload } = await authenticate({
           method: req.method, headers: req.headers, query: url.searchParams, url, target, store: options.store, now: now(), dialect,
           ...(options.contentLength === 'body' ? { withheldLength } : {}),
         });
         ctx = {
-          req: request, query: url.searchParams, bucket: target.bucket, key: target.key, caller,
+          req, query: url.searchParams, bucket: target.bucket, key: target.key, caller,
           store: options.store, now, endpoint: endpoints[dialect.name], dialect, contentLength: options.contentLength ?? 'header',
-          bytesIn: 0, ...(payload ? { payload } : {}),
+          bytesIn: 0, ...(payload ? { payload } : {}), ...(bodyRead ? { bodyRead } : {}),
         };
         res = await route.op(ctx);
       }
