@@ -144,8 +144,15 @@ export async function sha256Hex(data: string | Uint8Array): Promise<string> {
 
 export const scopeOf = (c: Credential): string => `${c.date}/${c.region}/${c.service}/aws4_request`;
 
-export async function stringToSignV4(amzDate: string, credential: Credential, canonical: string): Promise<string> {
-  return `${SIGV4_ALGORITHM}\n${amzDate}\n${scopeOf(credential)}\n${await sha256Hex(canonical)}`;
+/**
+ * `as`: how the canonical request's characters become the bytes hashed. 'utf-8' (default), as a
+ * client encodes the strings it signs; 'bytes', each character one byte, as a server holds header
+ * values (an HTTP header is bytes; Node and the Fetch API show each byte as one character), which
+ * is S3's reading of a client that sent UTF-8 in a header.
+ */
+export async function stringToSignV4(amzDate: string, credential: Credential, canonical: string, as: 'utf-8' | 'bytes' = 'utf-8'): Promise<string> {
+  const data = as === 'bytes' ? Uint8Array.from(canonical, (c) => c.charCodeAt(0)) : canonical;
+  return `${SIGV4_ALGORITHM}\n${amzDate}\n${scopeOf(credential)}\n${await sha256Hex(data)}`;
 }
 
 async function hmac(key: BufferSource, data: string): Promise<ArrayBuffer> {

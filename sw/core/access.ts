@@ -1,6 +1,6 @@
 // Who may act on a bucket (docs/protocol.md, "Who may do what"): only its owner, except GET/HEAD of objects in a
 // public-read bucket, which anyone may do.
-import { SvcError } from './errors.ts';
+import { SvcError, fail } from './errors.ts';
 import type { Context } from './context.ts';
 import type { BucketRecord } from '../store/types.ts';
 
@@ -35,4 +35,16 @@ export async function readableBucket(ctx: Context, name = ctx.bucket): Promise<B
     throw new SvcError('AccessDenied', ctx.caller ? `Only the owner of "${name}" may read it.` : `The bucket "${name}" is not public.`);
   }
   return bucket;
+}
+
+/**
+ * Objects take their bucket's ACL: an `x-amz-acl` on a write is accepted when it is that ACL, and
+ * refused (501) when it is another, rather than ignored (a private object in a public bucket would
+ * be public all the same).
+ */
+export async function checkObjectAcl(ctx: Context, value: string | null | undefined): Promise<void> {
+  if (ctx.dialect.name !== 's3' || value === null || value === undefined) return;
+  const bucket = await ctx.store.getBucket(ctx.bucket);
+  if (bucket && value.trim() === bucket.acl) return;
+  fail('NotImplemented', `Objects here take their bucket's ACL (${bucket?.acl ?? 'private'}); "${value.trim()}" for one object is not supported: set the bucket's ACL instead.`);
 }

@@ -104,7 +104,12 @@ export async function authenticateS3(i: AuthInput): Promise<Authenticated> {
     payloadHash,
   });
   const text = canonical === undefined ? undefined : await stringToSignV4(signed.amzDate, credential, canonical);
-  if (text === undefined || !(await verifyV4(account.secret, credential, text, signed.signature))) {
+  // A header value beyond ASCII is bytes on the wire: signed as those bytes (boto3 sending UTF-8,
+  // as S3 reads it), or as the UTF-8 of the characters Node sent one byte each (the AWS SDK for JavaScript).
+  const asBytes = text !== undefined && /[\u0080-\u00ff]/.test(canonical!) && !/[^\u0000-\u00ff]/.test(canonical!)
+    ? await stringToSignV4(signed.amzDate, credential, canonical!, 'bytes') : undefined;
+  const matches = async (t: string | undefined) => t !== undefined && verifyV4(account.secret, credential, t, signed.signature);
+  if (text === undefined || !((await matches(text)) || (await matches(asBytes)))) {
     throw new SvcError(
       'SignatureDoesNotMatch',
       'The request signature we calculated does not match the signature you provided. Check your key and signing method '

@@ -31,6 +31,7 @@ const STATUS = {
   InvalidPartOrder: 400,
   MalformedArchive: 400,
   InvalidRequest: 400,
+  BadRequest: 400,
   MalformedPOSTRequest: 400,
   MalformedTrailerError: 400,
   InvalidPolicyDocument: 400,

@@ -142,8 +142,8 @@ export function finish(res: Response, method: string, requestId: string, now: nu
   h.set('date', httpDate(now));
   h.set('connection', 'keep-alive');
   h.set('server', 'swbucket');
-  // A preflight a bucket's CORS rules answered (cors.ts) keeps what they granted.
-  if (h.has('access-control-allow-origin')) return res;
+  // A preflight a bucket's CORS rules answered (cors.ts) keeps what they granted; one refused grants nothing.
+  if (h.has('access-control-allow-origin') || (method === 'OPTIONS' && res.status >= 400)) return res;
   h.set('access-control-allow-origin', '*');
   const meta = [...h.keys()].filter((n) => n.startsWith(`${p}meta-`));
   const exposed = [...EXPOSED, ...OWN_EXPOSED.map((n) => p + n), ...(dialect.name === 's3' ? S3_EXPOSED : []), ...meta];
@@ -216,6 +216,10 @@ export function createHandler(options: HandlerOptions): Handle {
       if (req.method === 'OPTIONS') {
         // A bucket with CORS rules answers its preflights by them; any other preflight is allowed.
         const rules = await bucketCors(url);
+        if (!rules && dialect.name === 's3' && (!req.headers.has('origin') || !req.headers.has('access-control-request-method'))) {
+          // S3 answers an OPTIONS that is no preflight as a bad request.
+          throw new SvcError('BadRequest', 'Insufficient information. Origin and Access-Control-Request-Method are needed for a CORS preflight.');
+        }
         res = rules ? corsPreflight(rules, req) : preflight(req);
       } else {
         target = resolveAddress(url, address);

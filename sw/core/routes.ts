@@ -14,7 +14,7 @@ import type { Dialect, DialectName } from './dialect.ts';
 /** Query names that select an operation, in the order they are looked for. */
 const SELECTORS = [
   'export', 'import', 'uploadId', 'uploads', 'delete', 'acl', 'versioning', 'versions', 'meta', 'accounts', 'account',
-  'location', 'list-type', 'cors',
+  'location', 'list-type', 'cors', 'attributes',
 ] as const;
 
 /** Sub-resources clients know from other object stores. Asking for them is never a plain GET/PUT. */
@@ -72,6 +72,9 @@ export const routes: Route[] = [
   { method: 'GET', target: 'bucket', sub: 'versions', name: 'ListObjectVersions', op: buckets.listObjectVersions },
 
   { method: 'GET', target: 'object', sub: null, name: 'GetObject', op: objects.getObject },
+  { method: 'GET', target: 'object', sub: 'acl', only: ['s3'], name: 'GetObjectAcl', op: s3.getObjectAcl },
+  { method: 'PUT', target: 'object', sub: 'acl', only: ['s3'], name: 'PutObjectAcl', op: s3.putObjectAcl },
+  { method: 'GET', target: 'object', sub: 'attributes', only: ['s3'], name: 'GetObjectAttributes', op: s3.getObjectAttributes },
   { method: 'HEAD', target: 'object', sub: null, name: 'HeadObject', op: objects.headObject },
   { method: 'PUT', target: 'object', sub: null, header: '{own}copy-source', name: 'CopyObject', op: objects.copyObject },
   { method: 'PUT', target: 'object', sub: null, header: '{own}move-source', only: NATIVE, name: 'MoveObject', op: objects.moveObject },

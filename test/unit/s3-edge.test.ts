@@ -766,7 +766,7 @@ describe('S3-only semantics at the edge', () => {
     expect(anonymous.status).toBe(403);
   });
 
-  it('UploadPartCopy refuses an x-amz-copy-source-range beyond the source: 400 InvalidArgument, no part written', async () => {
+  it('UploadPartCopy refuses an x-amz-copy-source-range beyond the source: 416 InvalidRange (a malformed one 400), no part written', async () => {
     const s = await service();
     const source = te.encode('0123456789');
     await s.put('src', source);
@@ -779,6 +779,10 @@ describe('S3-only semantics at the edge', () => {
     }));
     for (const range of ['bytes=0-10', 'bytes=5-100', 'bytes=10-12']) {
       const r = await part(range);
+      expect([r.status, r.code], range).toEqual([416, 'InvalidRange']);
+    }
+    for (const range of ['bytes=5-2', 'bytes=-3', 'items=0-1']) {
+      const r = await part(range);
       expect([r.status, r.code], range).toEqual([400, 'InvalidArgument']);
     }
     const parts = await s.call(s3('GET', `${vhost('big')}?uploadId=${encodeURIComponent(uploadId)}`));
@@ -788,5 +792,51 @@ describe('S3-only semantics at the edge', () => {
     expect(ok.status, ok.text).toBe(200);
     expect(ok.text).toContain(`<ETag>&quot;${md5(te.encode('2345'))}&quot;</ETag>`);
     expect(integrity(await contents(s.store))).toEqual(SOUND);
+  });
+});
+
+describe('S3 edges the Ceph suite found (issue 24)', () => {
+  it('an OPTIONS that is no preflight is 400 in S3 (200 in SVC); a refused preflight grants nothing', async () => {
+    const s = await service();
+    const bare = await s.call(new Request(vhost('k'), { method: 'OPTIONS' }));
+    expect([bare.status, bare.code]).toEqual([400, 'BadRequest']);
+    const svc = await s.call(new Request(`http://${BUCKET}.svc.localhost/k`, { method: 'OPTIONS' }));
+    expect(svc.status).toBe(200);
+    const cors = te.encode('<CORSConfiguration><CORSRule><AllowedOrigin>https://a.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>');
+    expect((await s.call(s3('PUT', `${vhost('')}?cors`, cors))).status).toBe(200);
+    const refused = await s.call(new Request(vhost('k'), { method: 'OPTIONS', headers: { origin: 'https://b.example', 'access-control-request-method': 'GET' } }));
+    expect([refused.status, refused.headers.get('access-control-allow-origin')]).toEqual([403, null]);
+  });
+
+  it('canned ACLs: S3\'s others are 501 NotImplemented, a word that is none 400 InvalidArgument; an object\'s ACL is its bucket\'s', async () => {
+    const s = await service();
+    for (const [acl, want] of [['public-read-write', [501, 'NotImplemented']], ['authenticated-read', [501, 'NotImplemented']], ['everyone', [400, 'InvalidArgument']]] as const) {
+      const r = await s.call(s3('PUT', `${vhost('')}?acl`, undefined, { headers: { 'x-amz-acl': acl } }));
+      expect([r.status, r.code], acl).toEqual(want);
+    }
+    await s.put('k', OLD);
+    const acl = await s.call(s3('GET', `${vhost('k')}?acl`));
+    expect([acl.status, acl.text.includes('<Permission>FULL_CONTROL</Permission>'), acl.text.includes('AllUsers')]).toEqual([200, true, false]);
+    // The bucket's own ACL is accepted on a write; another is refused, never ignored.
+    const same = await s.call(s3('PUT', vhost('k2'), te.encode('x'), { headers: { 'x-amz-acl': 'private' } }));
+    expect(same.status).toBe(200);
+    const other = await s.call(s3('PUT', vhost('k3'), te.encode('x'), { headers: { 'x-amz-acl': 'public-read' } }));
+    expect([other.status, other.code]).toEqual([501, 'NotImplemented']);
+    expect((await s.call(s3('HEAD', vhost('k3')))).status).toBe(404);
+    const putAcl = await s.call(s3('PUT', `${vhost('k')}?acl`, undefined, { headers: { 'x-amz-acl': 'public-read' } }));
+    expect([putAcl.status, putAcl.code]).toEqual([501, 'NotImplemented']);
+    expect((await s.call(s3('PUT', `${vhost('k')}?acl`, undefined, { headers: { 'x-amz-acl': 'private' } }))).status).toBe(200);
+  });
+
+  it('GetObjectAttributes answers ETag, size, storage class and a kept checksum', async () => {
+    const s = await service();
+    await s.put('k', OLD);
+    const r = await s.call(s3('GET', `${vhost('k')}?attributes`, undefined, { headers: { 'x-amz-object-attributes': 'ETag,ObjectSize,StorageClass' } }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.text).toContain(`<ETag>${md5(OLD)}</ETag>`);
+    expect(r.text).toContain(`<ObjectSize>${OLD.byteLength}</ObjectSize>`);
+    expect(r.text).toContain('<StorageClass>STANDARD</StorageClass>');
+    const none = await s.call(s3('GET', `${vhost('nothing')}?attributes`, undefined, { headers: { 'x-amz-object-attributes': 'ETag' } }));
+    expect([none.status, none.code]).toEqual([404, 'NoSuchKey']);
   });
 });

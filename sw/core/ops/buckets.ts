@@ -15,7 +15,9 @@ export function aclFrom(ctx: Context, fallback?: Acl): Acl {
     if (value === undefined && ctx.dialect.name === 's3') {
       return fail('NotImplemented', 'Only the canned ACLs private and public-read are supported, set with x-amz-acl; an AccessControlPolicy document is not.');
     }
-    return fail(ctx.dialect.name === 's3' && value !== undefined ? 'NotImplemented' : 'InvalidArgument', `${own(ctx, 'acl')} must be private or public-read.`);
+    // S3's other canned ACLs are S3's, not this service's: 501; anything else is no ACL at all.
+    const canned = ['public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read', 'bucket-owner-full-control', 'log-delivery-write'];
+    return fail(ctx.dialect.name === 's3' && value !== undefined && canned.includes(value) ? 'NotImplemented' : 'InvalidArgument', `${own(ctx, 'acl')} must be private or public-read.`);
   }
   return value;
 }
@@ -39,6 +41,14 @@ export async function createBucket(ctx: Context): Promise<Response> {
 
 export async function deleteBucket(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
+  if (ctx.dialect.name === 's3') {
+    // S3 deletes a bucket whose only contents are uploads in progress, and those with it.
+    for (;;) {
+      const listed = await ctx.store.listMultipartUploads(bucket, { prefix: '', keyMarker: '', uploadIdMarker: '', maxUploads: limits.maxUploadsMax });
+      if (listed === 'noSuchBucket' || listed.uploads.length === 0) break;
+      for (const u of listed.uploads) await ctx.store.abortMultipartUpload(bucket, u.uploadId);
+    }
+  }
   const result = await ctx.store.deleteBucket(bucket);
   if (result === 'noSuchBucket') fail('NoSuchBucket');
   if (result === 'notEmpty') fail('BucketNotEmpty', `The bucket "${ctx.bucket}" still holds objects or uploads.`);
@@ -96,13 +106,26 @@ export async function listObjects(ctx: Context): Promise<Response> {
   const delimiter = ctx.query.get('delimiter') ?? '';
   const { entries, truncated } = inBucket(await ctx.store.listObjects(bucket, { prefix, marker, delimiter, maxKeys }));
   const last = entries.at(-1);
-  const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: encode(prefix), Marker: encode(marker), MaxKeys: maxKeys };
+  // ListObjects (v1) encodes its keys, markers and delimiter, not its Prefix (as S3, and boto3 reading it).
+  const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: prefix, Marker: encode(marker), MaxKeys: maxKeys };
   if (delimiter) result.Delimiter = encode(delimiter);
   Object.assign(result, field);
-  result.IsTruncated = truncated;
-  if (truncated) result.NextMarker = encode(last === undefined ? marker : last.kind === 'prefix' ? last.prefix : last.object.key);
-  Object.assign(result, listingEntries(entries, encode));
+  // A page of none (max-keys=0) is not cut short.
+  result.IsTruncated = truncated && last !== undefined;
+  if (truncated && last) result.NextMarker = encode(last.kind === 'prefix' ? last.prefix : last.object.key);
+  const listed = listingEntries(entries, encode);
+  if (ctx.dialect.name === 's3') {
+    const owner = await ownerOf(ctx, bucket.owner);
+    listed.Contents = listed.Contents.map((c) => ({ ...c, Owner: owner }));
+  }
+  Object.assign(result, listed);
   return xmlAnswer(ctx, { ListBucketResult: result });
+}
+
+/** An account as S3's documents name an owner. */
+export async function ownerOf(ctx: Context, accessKeyId: string): Promise<{ ID: string; DisplayName: string }> {
+  const account = await ctx.store.getAccount(accessKeyId);
+  return { ID: accessKeyId, DisplayName: account?.displayName ?? accessKeyId };
 }
 
 /** A listing's Contents and CommonPrefixes, in the order S3 writes them. */
@@ -162,6 +185,7 @@ export async function listObjectVersions(ctx: Context): Promise<Response> {
     result[`Next${markerName}`] = encode(last?.object.key ?? marker);
     result.NextVersionIdMarker = last ? id(last) : versionIdMarker;
   }
+  const owner = ctx.dialect.name === 's3' ? { Owner: await ownerOf(ctx, bucket.owner) } : {};
   result.Version = versions.map((v) => ({
     Key: encode(v.object.key),
     VersionId: id(v),
@@ -169,6 +193,7 @@ export async function listObjectVersions(ctx: Context): Promise<Response> {
     LastModified: isoDate(v.object.lastModified),
     ETag: quoteEtag(v.object.etag),
     Size: v.object.size,
+    ...owner,
   }));
   return xmlAnswer(ctx, { ListVersionsResult: result });
 }

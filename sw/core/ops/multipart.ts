@@ -2,7 +2,7 @@
 // Complete, Abort, List Parts, List Multipart Uploads.
 import { fail } from '../errors.ts';
 import { limits } from '../limits.ts';
-import { ownedBucket } from '../access.ts';
+import { checkObjectAcl, ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml } from '../xml.ts';
@@ -49,6 +49,7 @@ const owner = async (ctx: Context, bucket: BucketRecord) => {
 
 export async function createMultipartUpload(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
+  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key, 'KeyTooLong');
   declaredLength(ctx, true);
   const headers = objectHeadersFrom(ctx);

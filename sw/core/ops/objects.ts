@@ -2,7 +2,7 @@
 // the dialects differ (dialect.ts), the difference is read from ctx.dialect.
 import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
-import { ownedBucket, readableBucket } from '../access.ts';
+import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { readBody, readXmlBody } from '../body.ts';
 import {
   contentDisposition, httpDate, isoDate, isMediaType, modifiedSince, parseRange, preconditions, quoteEtag, utf8Length,
@@ -10,7 +10,7 @@ import {
 import { children, childText, parseXml } from '../xml.ts';
 import { bucketNameProblem, isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { STANDARD_HEADERS, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
+import { STANDARD_HEADERS, type BucketRecord, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
 import { blobOf, responseBody } from '../../store/pieces.ts';
 import { own, xmlAnswer, type Context } from '../context.ts';
 
@@ -37,7 +37,7 @@ export function objectHeadersFrom(ctx: Context, strictType = false, h: Headers =
   if (ctx.dialect.name === 's3' && headers['content-encoding'] !== undefined) {
     // `aws-chunked` names how the request's body was framed, not how the object is encoded: S3 drops it.
     const kept = headers['content-encoding'].split(',').map((t) => t.trim()).filter((t) => t !== '' && t.toLowerCase() !== 'aws-chunked');
-    if (kept.length > 0) headers['content-encoding'] = kept.join(',');
+    if (kept.length > 0) headers['content-encoding'] = kept.join(', ');
     else delete headers['content-encoding'];
   }
   const meta: [string, string][] = [];
@@ -149,15 +149,23 @@ function conditional(ctx: Context, o: ObjectRecord): Response | undefined {
 const VERSION_ID = new RegExp(`^\\d{1,${limits.versionIdDigits}}$`);
 
 /**
- * ?versionId=N, when the request names a version. S3's `null` names the version written while
- * versioning was off: here the current object when it has no id (`nullIsCurrent`), which S3's
- * DELETE ?versionId=null is taken as.
+ * ?versionId=N, when the request names a version. In S3's dialect `null` names the version written
+ * while versioning was off, as ListObjectVersions lists it: here the current object while it has
+ * no id (moved into the history, it gets one).
  */
-function versionIdOf(ctx: Context, nullIsCurrent = false): number | undefined {
+function versionIdOf(ctx: Context): number | undefined | 'null' {
   const text = ctx.query.get('versionId');
-  if (text === null || (nullIsCurrent && text === 'null')) return undefined;
+  if (text === null) return undefined;
+  if (text === 'null' && ctx.dialect.name === 's3') return 'null';
   if (!VERSION_ID.test(text)) return fail('NoSuchVersion', `There is no version "${text}".`);
   return Number(text);
+}
+
+/** The current object's record when it is the `null` version (it has no id); undefined otherwise. */
+function nullVersion<T extends { object: ObjectRecord } | ObjectRecord>(found: T | undefined): T | undefined {
+  if (found === undefined) return undefined;
+  const record: ObjectRecord = 'object' in found ? found.object : found;
+  return record.versionId === undefined ? found : undefined;
 }
 
 function downloadName(ctx: Context): string | null {
@@ -173,7 +181,9 @@ export async function getObject(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
   const download = downloadName(ctx);
-  const found = inBucket(await ctx.store.getObject(bucket, ctx.key, versionId));
+  const found = versionId === 'null'
+    ? nullVersion(inBucket(await ctx.store.getObject(bucket, ctx.key)))
+    : inBucket(await ctx.store.getObject(bucket, ctx.key, versionId));
   if (!found && versionId !== undefined) return fail('NoSuchVersion');
   if (!found) {
     const fallback = ctx.dialect.name === 's3' ? null : ctx.query.get('ifNotFound');
@@ -196,13 +206,16 @@ export async function getObject(ctx: Context): Promise<Response> {
 export async function headObject(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
-  const object = inBucket(await ctx.store.headObject(bucket, ctx.key, versionId))
+  const object = (versionId === 'null'
+    ? nullVersion(inBucket(await ctx.store.headObject(bucket, ctx.key)))
+    : inBucket(await ctx.store.headObject(bucket, ctx.key, versionId)))
     ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
   return conditional(ctx, object) ?? new Response(null, { status: 200, headers: objectResponseHeaders(ctx, object, null) });
 }
 
 export async function putObject(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
+  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const headers = objectHeadersFrom(ctx);
   const room = await ctx.store.roomFor(bucket, { key: ctx.key });
@@ -222,9 +235,10 @@ export async function deleteObject(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   if (ctx.dialect.deleteMissing === 'noContent') {
     // S3: a delete succeeds whether or not the key (or the version named) held anything.
-    const versionId = versionIdOf(ctx, true);
+    const versionId = versionIdOf(ctx);
     if (versionId !== undefined) {
-      written(await ctx.store.deleteObjects(bucket, [{ key: ctx.key, versionId }]));
+      const entries = await s3DeleteEntries(ctx, bucket, [{ key: ctx.key, versionId }]);
+      if (entries.length > 0) written(await ctx.store.deleteObjects(bucket, entries));
       return new Response(null, { status: 204, headers: { [own(ctx, 'version-id')]: ctx.query.get('versionId')! } });
     }
     written(await ctx.store.deleteObject(bucket, ctx.key));
@@ -232,6 +246,20 @@ export async function deleteObject(ctx: Context): Promise<Response> {
   }
   if (written(await ctx.store.deleteObject(bucket, ctx.key)) === 'noSuchKey') fail('NoSuchKey');
   return new Response(null, { status: 200 });
+}
+
+/**
+ * S3's deletes of versions: `null` is the current object while it has no id, and deletes nothing
+ * once it has one (that object is another version). What names nothing is left out: S3 reports
+ * it deleted all the same.
+ */
+async function s3DeleteEntries(ctx: Context, bucket: BucketRecord, entries: { key: string; versionId?: number | 'null' }[]) {
+  const out: { key: string; versionId?: number }[] = [];
+  for (const e of entries) {
+    if (e.versionId !== 'null') out.push(e as { key: string; versionId?: number });
+    else if (nullVersion(inBucket(await ctx.store.headObject(bucket, e.key)))) out.push({ key: e.key });
+  }
+  return out;
 }
 
 export async function deleteObjects(ctx: Context): Promise<Response> {
@@ -243,20 +271,33 @@ export async function deleteObjects(ctx: Context): Promise<Response> {
   const objects = children(doc, 'Object');
   if (objects.length === 0) fail('MalformedXML', 'At least one Object is required.');
   if (objects.length > limits.deleteObjects) fail('MalformedXML', `At most ${limits.deleteObjects} objects per request.`);
+  const s3 = ctx.dialect.name === 's3';
   const requested = objects.map((o) => {
     const key = childText(o, 'Key') ?? fail('MalformedXML', 'Every Object needs a Key.');
     const versionText = childText(o, 'VersionId')?.trim();
-    // A VersionId that is not a number names no version: NoSuchVersion for that entry.
-    const versionId = versionText === undefined ? undefined : VERSION_ID.test(versionText) ? Number(versionText) : -1;
+    // A VersionId that is not a number names no version: NoSuchVersion for that entry (in S3, deleted: there is nothing).
+    const versionId = versionText === undefined ? undefined : VERSION_ID.test(versionText) ? Number(versionText) : s3 && versionText === 'null' ? 'null' as const : -1;
     return { key, versionId, versionText };
   });
-  const outcomes = written(await ctx.store.deleteObjects(bucket, requested));
   const deleted: Record<string, string>[] = [];
   const errors: Record<string, string>[] = [];
-  requested.forEach((r, i) => {
-    if (outcomes[i] === 'deleted') deleted.push(r.versionText === undefined ? { Key: r.key } : { Key: r.key, VersionId: r.versionText });
-    else errors.push({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' });
-  });
+  const named = (r: (typeof requested)[number]): Record<string, string> => (r.versionText === undefined ? { Key: r.key } : { Key: r.key, VersionId: r.versionText });
+  if (s3) {
+    // A version id that cannot be one (an empty VersionId) is an error; one that names nothing was deleted.
+    const valid = requested.filter((r) => r.versionId !== -1);
+    const entries = await s3DeleteEntries(ctx, bucket, valid);
+    if (entries.length > 0) written(await ctx.store.deleteObjects(bucket, entries));
+    for (const r of requested) {
+      if (r.versionId === -1) errors.push({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' });
+      else deleted.push(named(r));
+    }
+  } else {
+    const outcomes = written(await ctx.store.deleteObjects(bucket, requested as { key: string; versionId?: number }[]));
+    requested.forEach((r, i) => {
+      if (outcomes[i] === 'deleted') deleted.push(named(r));
+      else errors.push({ Key: r.key, Code: 'NoSuchVersion', Message: 'The specified version does not exist.' });
+    });
+  }
   // S3 answers a quiet delete with an empty DeleteResult; SVC and NOS with no body at all.
   if (quiet && errors.length === 0 && ctx.dialect.name !== 's3') return new Response(null, { status: 200 });
   const result: Record<string, unknown> = {};
@@ -287,6 +328,7 @@ export function sourceOf(header: string): { bucket: string; key: string; version
   if (slash <= 0 || key === '') fail('InvalidArgument', 'The source must be /{bucket}/{key}.');
   if (!isValidBucketName(bucket)) fail('InvalidBucketName', bucketNameProblem(bucket));
   if (versionText === undefined) return { bucket, key };
+  if (versionText === 'null') return { bucket, key, versionText };
   if (!VERSION_ID.test(versionText)) return fail('NoSuchVersion', `There is no version "${versionText}".`);
   return { bucket, key, versionId: Number(versionText), versionText };
 }
@@ -304,8 +346,9 @@ function oneSourceHeader(ctx: Context): void {
 export async function copySource(ctx: Context) {
   const source = sourceOf(ctx.req.headers.get(own(ctx, 'copy-source'))!);
   const from = await readableBucket(ctx, source.bucket);
-  const found = inBucket(await ctx.store.getObject(from, source.key, source.versionId))
-    ?? fail(source.versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
+  const named = inBucket(await ctx.store.getObject(from, source.key, source.versionId));
+  const found = (source.versionText === 'null' ? nullVersion(named) : named)
+    ?? fail(source.versionText === undefined ? 'NoSuchKey' : 'NoSuchVersion');
   if (ctx.dialect.allConditionals && preconditions(ctx.req.headers, found.object, ctx.now(), 'x-amz-copy-source-') !== 'ok') {
     fail('PreconditionFailed');
   }
@@ -315,6 +358,7 @@ export async function copySource(ctx: Context) {
 export async function copyObject(ctx: Context): Promise<Response> {
   oneSourceHeader(ctx);
   const destination = await ownedBucket(ctx);
+  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const { source, object, body } = await copySource(ctx);
   // S3 copies the source's metadata, or with `x-amz-metadata-directive: REPLACE` takes the request's.

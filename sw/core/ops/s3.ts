@@ -2,10 +2,10 @@
 // the ACL as S3's AccessControlPolicy document, UploadPartCopy, POST Object (form uploads) and the
 // bucket's CORS configuration (enforced by cors.ts). Each is the store's own
 // listing or write under S3's names; nothing here keeps state of its own.
-import { fail } from '../errors.ts';
+import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
-import { ownedBucket } from '../access.ts';
-import { isoDate, quoteEtag } from '../http.ts';
+import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
+import { httpDate, isoDate, quoteEtag } from '../http.ts';
 import { checkKeyLength, copySource, inBucket, objectHeadersFrom, written } from './objects.ts';
 import { listingEncoder, listingEntries, listingPage } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
@@ -42,7 +42,7 @@ export async function listObjectsV2(ctx: Context): Promise<Response> {
   const { prefix, maxKeys } = listingPage(ctx);
   const { encode, field } = listingEncoder(ctx);
   const delimiter = ctx.query.get('delimiter') ?? '';
-  const token = ctx.query.get('continuation-token');
+  const token = ctx.query.get('continuation-token') || null; // an empty one is none
   const startAfter = ctx.query.get('start-after') ?? '';
   // A token goes on from where the last page ended, past start-after as that page already was.
   const after = token !== null ? keyOfToken(token) : startAfter;
@@ -91,9 +91,10 @@ export async function getBucketAcl(ctx: Context): Promise<Response> {
 function copyRange(header: string | null, size: number): { start: number; end: number } | undefined {
   if (header === null) return undefined;
   const m = /^bytes=(\d{1,16})-(\d{1,16})$/.exec(header.trim());
-  if (!m || Number(m[1]) > Number(m[2]) || Number(m[2]) >= size) {
-    return fail('InvalidArgument', `The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy, within the source's ${size} bytes.`);
+  if (!m || Number(m[1]) > Number(m[2])) {
+    return fail('InvalidArgument', 'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy.');
   }
+  if (Number(m[2]) >= size) throw new SvcError('InvalidRange', `The range ${header.trim()} is not within the source's ${size} bytes.`, { 'content-range': `bytes */${size}` });
   return { start: Number(m[1]), end: Number(m[2]) };
 }
 
@@ -178,7 +179,10 @@ export async function postObject(ctx: Context): Promise<Response> {
     if (lower === 'file') {
       if (typeof value === 'string') file = new Blob([value]);
       else file = value;
-    } else if (typeof value === 'string' && !fields.has(lower)) fields.set(lower, value);
+    } else if (!fields.has(lower)) {
+      // A field sent as a part with a file name (as Python's requests sends every part) is its text.
+      fields.set(lower, typeof value === 'string' ? value : await value.text());
+    }
   }
   if (!file) return fail('InvalidArgument', 'POST requires exactly one file upload per request.');
   const filename = file instanceof File ? file.name : '';
@@ -217,6 +221,7 @@ export async function postObject(ctx: Context): Promise<Response> {
 
   ctx.caller = account;
   const bucket = await ownedBucket(ctx);
+  await checkObjectAcl(ctx, fields.get('acl'));
   checkKeyLength(key);
   if (file.size > limits.putObjectBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
   const sent = new Headers();
@@ -261,4 +266,38 @@ export async function deleteBucketCors(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   if ((await ctx.store.putBucketCors(bucket, undefined)) === 'noSuchBucket') fail('NoSuchBucket');
   return new Response(null, { status: 204 });
+}
+
+/** An object's ACL, which here is its bucket's (object ACLs are not kept): the bucket's grants. */
+export async function getObjectAcl(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  if (!inBucket(await ctx.store.headObject(bucket, ctx.key))) fail('NoSuchKey');
+  return getBucketAcl(ctx);
+}
+
+export async function putObjectAcl(ctx: Context): Promise<Response> {
+  const bucket = await ownedBucket(ctx);
+  if (!inBucket(await ctx.store.headObject(bucket, ctx.key))) fail('NoSuchKey');
+  if (!ctx.req.headers.has('x-amz-acl')) fail('NotImplemented', 'Only a canned ACL in x-amz-acl, the bucket\'s own, is accepted for an object.');
+  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
+  return new Response(null, { status: 200 });
+}
+
+/** GetObjectAttributes: what an object is, without its bytes. Parts are not kept apart, so ObjectParts is not given. */
+export async function getObjectAttributes(ctx: Context): Promise<Response> {
+  const bucket = await readableBucket(ctx);
+  const versionText = ctx.query.get('versionId');
+  const versionId = versionText === null ? undefined : /^\d{1,15}$/.test(versionText) ? Number(versionText) : -1;
+  const object = inBucket(await ctx.store.headObject(bucket, ctx.key, versionId === -1 ? undefined : versionId));
+  if (!object || versionId === -1) return fail(versionText === null ? 'NoSuchKey' : 'NoSuchVersion');
+  const asked = new Set((ctx.req.headers.get('x-amz-object-attributes') ?? '').split(',').map((a) => a.trim()).filter(Boolean));
+  if (asked.size === 0) fail('InvalidArgument', 'x-amz-object-attributes must name at least one of ETag, Checksum, ObjectParts, StorageClass, ObjectSize.');
+  const result: Record<string, unknown> = {};
+  if (asked.has('ETag')) result.ETag = object.etag;
+  if (asked.has('Checksum') && object.checksum) result.Checksum = { [`Checksum${object.checksum.algorithm}`]: object.checksum.value, ChecksumType: 'FULL_OBJECT' };
+  if (asked.has('StorageClass')) result.StorageClass = 'STANDARD';
+  if (asked.has('ObjectSize')) result.ObjectSize = object.size;
+  const headers: Record<string, string> = { 'last-modified': httpDate(object.lastModified) };
+  if (object.versionId !== undefined) headers['x-amz-version-id'] = String(object.versionId);
+  return xmlAnswer(ctx, { GetObjectAttributesResponse: result }, 200, headers);
 }
