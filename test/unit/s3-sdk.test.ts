@@ -177,6 +177,9 @@ describe('the AWS SDK v3 against swbucket serve', () => {
     const after = await s3.send(new ListObjectsV2Command({ Bucket, StartAfter: 'b', FetchOwner: true }));
     expect(after.Contents?.map((c) => c.Key)).toEqual(['c d', 'z', 'é/x']);
     expect(after.Contents?.[0]?.Owner?.ID).toBe('svcadmin');
+    // An empty continuation token starts at the beginning, and is echoed as sent.
+    const empty = await s3.send(new ListObjectsV2Command({ Bucket, ContinuationToken: '', MaxKeys: 1 }));
+    expect([empty.ContinuationToken, empty.Contents?.map((c) => c.Key)]).toEqual(['', ['a/1']]);
     const encoded = await s3.send(new ListObjectsV2Command({ Bucket, EncodingType: 'url', Prefix: 'c' }));
     expect(encoded.Contents?.map((c) => c.Key)).toEqual(['c%20d']);
     const v1 = await s3.send(new ListObjectsCommand({ Bucket, Prefix: 'a/', MaxKeys: 1 }));

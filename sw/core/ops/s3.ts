@@ -42,7 +42,8 @@ export async function listObjectsV2(ctx: Context): Promise<Response> {
   const { prefix, maxKeys } = listingPage(ctx);
   const { encode, field } = listingEncoder(ctx);
   const delimiter = ctx.query.get('delimiter') ?? '';
-  const token = ctx.query.get('continuation-token') || null; // an empty one is none
+  const given = ctx.query.get('continuation-token');
+  const token = given || null; // an empty one goes on from nowhere, and is echoed as sent
   const startAfter = ctx.query.get('start-after') ?? '';
   // A token goes on from where the last page ended, past start-after as that page already was.
   const after = token !== null ? keyOfToken(token) : startAfter;
@@ -50,7 +51,7 @@ export async function listObjectsV2(ctx: Context): Promise<Response> {
   const { entries, truncated } = inBucket(await ctx.store.listObjects(bucket, { prefix, marker, delimiter, maxKeys }));
   const last = entries.at(-1);
   const result: Record<string, unknown> = { Name: ctx.bucket, Prefix: encode(prefix) };
-  if (token !== null) result.ContinuationToken = token;
+  if (given !== null) result.ContinuationToken = given;
   if (truncated && last) result.NextContinuationToken = tokenOf(last.kind === 'prefix' ? last.prefix : last.object.key);
   result.KeyCount = entries.length;
   result.MaxKeys = maxKeys;
