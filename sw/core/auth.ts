@@ -59,8 +59,8 @@ export interface Authenticated {
 /** SVC's and NOS's names: the Authorization scheme, and the presigned URL's key parameter. */
 const SCHEME = { svc: 'SVC', nos: 'NOS' } as const;
 
-const presigning = (scheme: string) => [`${scheme}AccessKeyId`, 'Expires', 'Signature'];
-const authorization = (scheme: string) => new RegExp(`^${scheme} ([^:\\s]+):(\\S+)$`);
+const PRESIGNING = { SVC: ['SVCAccessKeyId', 'Expires', 'Signature'], NOS: ['NOSAccessKeyId', 'Expires', 'Signature'] } as const;
+const AUTHORIZATION = { SVC: /^SVC ([^:\s]+):(\S+)$/, NOS: /^NOS ([^:\s]+):(\S+)$/ } as const;
 
 /**
  * The access key a request claims to sign with, checked or not (for the log, which names it also
@@ -88,7 +88,7 @@ export async function authenticate(i: AuthInput): Promise<Authenticated> {
 
 async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Account | null> {
   const header = i.headers.get('authorization');
-  const presigned = presigning(scheme).some((p) => i.query.has(p));
+  const presigned = PRESIGNING[scheme].some((p) => i.query.has(p));
   if (header === null && !presigned) return null;
   const prefix = i.dialect.prefix;
 
@@ -96,7 +96,7 @@ async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Ac
   let signature: string;
   let dateLine: string;
   if (header !== null) {
-    const m = authorization(scheme).exec(header.trim());
+    const m = AUTHORIZATION[scheme].exec(header.trim());
     if (!m) return denied(`The Authorization header must be "${scheme} {AccessKeyId}:{Signature}".`);
     [, accessKeyId = '', signature = ''] = m;
     const svcDate = i.headers.get(`${prefix}date`);

@@ -9,8 +9,7 @@ import { findRoute } from './routes.ts';
 import { DEFAULT_ENDPOINTS, DIALECTS, signatureDialect, type Dialect, type DialectName, type Endpoints } from './dialect.ts';
 import { applyCors, corsPreflight, guardedHeaders } from './cors.ts';
 import type { Context } from './context.ts';
-import type { CorsRule } from '../store/types.ts';
-import type { Store } from '../store/types.ts';
+import type { CorsRule, Store } from '../store/types.ts';
 import { redactEntry } from './redact.ts';
 
 export interface LogEntry {
