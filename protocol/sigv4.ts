@@ -8,6 +8,8 @@
 //   StringToSign = "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex(SHA-256(CanonicalRequest))
 //   CanonicalRequest = method \n path \n query \n headers \n signed header names \n payload hash
 
+import { createSha256 } from './checksums.ts';
+
 export const SIGV4_ALGORITHM = 'AWS4-HMAC-SHA256';
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 
@@ -137,9 +139,15 @@ export function canonicalRequest(i: CanonicalInput): string | undefined {
 
 const hex = (bytes: ArrayBuffer): string => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');
 
+/**
+ * Hex SHA-256, through hash-wasm's kept hashers (protocol/checksums.ts) rather than WebCrypto: a
+ * signature check hashes a few hundred bytes, where a round trip to WebCrypto's thread costs more
+ * than the hashing (WebCrypto where WebAssembly is refused).
+ */
 export async function sha256Hex(data: string | Uint8Array): Promise<string> {
-  const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
-  return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+  const h = await createSha256();
+  h.update(typeof data === 'string' ? new TextEncoder().encode(data) : data);
+  return h.digest();
 }
 
 export const scopeOf = (c: Credential): string => `${c.date}/${c.region}/${c.service}/aws4_request`;
