@@ -20,11 +20,14 @@
 //              UNSIGNED-PAYLOAD; GET read with Body.transformToByteArray()
 //   sdkBytes — the SDK's defaults with a Uint8Array body: it computes a CRC32 (x-amz-checksum-crc32)
 //              and the body's SHA-256 (x-amz-content-sha256), and the worker checks both (PUT only)
+//   svcReq   — SVC's typed client whose fetch sends a Request made of its arguments, the way aws4fetch
+//              sends its signed Request: the page's hand-off of the body, apart from the dialect (PUT only)
 import { S3Client, PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { AwsClient } from 'aws4fetch';
+import { createClient } from '../../src/client/index.ts';
 import { fill } from './fill.ts';
 
-export type S3Side = 'svc' | 'a4f' | 'a4fLen' | 'a4fSums' | 'sdk' | 'sdkBytes';
+export type S3Side = 'svc' | 'a4f' | 'a4fLen' | 'a4fSums' | 'sdk' | 'sdkBytes' | 'svcReq';
 
 interface SwClient {
   putObject(b: string, k: string, body: Blob, o?: { checksum?: boolean }): Promise<{ etag: string }>;
@@ -51,6 +54,7 @@ async function ok(r: Response, what: string): Promise<Response> {
 const sdk = new S3Client({ endpoint: S3_ENDPOINT, region: 'us-east-1', credentials, requestChecksumCalculation: 'WHEN_REQUIRED' });
 const sdkDefaults = new S3Client({ endpoint: S3_ENDPOINT, region: 'us-east-1', credentials });
 const a4f = new AwsClient({ ...credentials, service: 's3', region: 'us-east-1', retries: 0 });
+const svcReq = createClient({ endpoint: 'http://svc.localhost', ...credentials, fetch: (input, init) => fetch(new Request(input, init)) });
 
 /** Bodies made before any clock starts: the same bytes as a Blob and as a Uint8Array, and their digests. */
 const bodies = new Map<string, { blob: Blob; bytes: Uint8Array; sha256: string; crc32: string }>();
@@ -96,6 +100,9 @@ async function putOnce(side: S3Side, bucket: string, key: string, id: string): P
       return;
     case 'sdkBytes':
       await sdkDefaults.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
+      return;
+    case 'svcReq':
+      await svcReq.putObject(bucket, key, blob, { checksum: false });
       return;
   }
 }

@@ -19,7 +19,7 @@ import type { Ctx } from '../lib/context.ts';
 import type { Page } from 'playwright-core';
 import type { S3Side } from '../browser/s3-page.ts';
 
-const SIDES: readonly S3Side[] = ['svc', 'a4f', 'sdk', 'a4fSums', 'sdkBytes', 'a4fLen'];
+const SIDES: readonly S3Side[] = ['svc', 'a4f', 'sdk', 'a4fSums', 'sdkBytes', 'a4fLen', 'svcReq'];
 /** Sides that also GET (the others differ from these only in how a PUT is signed or checksummed). */
 const GETS = new Set<S3Side>(['svc', 'a4f', 'sdk']);
 /** Sides timed with requests in flight too. */
@@ -38,6 +38,7 @@ export const S3_LABEL: Record<S3Side, string> = {
   a4fSums: 'aws4fetch with SHA-256 + CRC32',
   sdk: 'AWS SDK, Blob',
   sdkBytes: 'AWS SDK defaults, bytes: CRC32 + SHA-256',
+  svcReq: 'SVC, its body in a Request as aws4fetch sends it',
 };
 
 type Op = 'put' | 'get' | 'putFlight' | 'getFlight';
@@ -130,6 +131,7 @@ export async function s3EdgeFigure({ env, log, bucket }: Ctx): Promise<S3EdgeRes
       add('a4fSums', 'put', null, '; checked in the worker as the body streams (sw/core/payload.ts)');
       add('sdkBytes', 'put', null, `; the SDK alone (no service) ${f(alone.putBytes)} ms per PutObject (its CRC32 and SHA-256 of the body)`);
       add('a4fLen', 'put', null, '; the worker reads the body whole before checking the signature (sw/core/handler.ts withheldLength)');
+      add('svcReq', 'put', null, '; not S3 at all: SVC sent as aws4fetch sends a body, to tell the page\'s hand-off from the S3 edge');
     }
     const sign = result.sign = await callS3<NonNullable<S3EdgeResult['sign']>>(page, 'signAlone', bucket, 300);
     log(`  signing alone in the page, ms: aws4fetch ${sign.a4f.toFixed(3)}, SVC client ${sign.svc.toFixed(3)}; one crypto.subtle.digest of ~300 bytes ${sign.digest.toFixed(3)}`);
