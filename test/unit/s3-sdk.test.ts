@@ -18,6 +18,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { AwsClient } from 'aws4fetch';
 import { startServer, type RunningServer } from '../../node/server.ts';
 import { createClient } from '../../src/client/index.ts';
+import { rejection } from '../support/rejection.ts';
 
 let server: RunningServer;
 let s3: S3Client;
@@ -47,15 +48,7 @@ async function newBucket(): Promise<string> {
 }
 
 /** The error the SDK throws, for its name and HTTP status. */
-async function sdkError(p: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof S3ServiceException) return e;
-    throw e;
-  }
-  throw new Error('the call succeeded');
-}
+const sdkError = (p: Promise<unknown>): Promise<S3ServiceException> => rejection(p, S3ServiceException);
 
 /** The headers of the last request the SDK sent while `run` ran, as it sent them (signed, framed). */
 async function withSentHeaders(run: () => Promise<unknown>): Promise<Record<string, string>> {

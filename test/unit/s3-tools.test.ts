@@ -17,6 +17,7 @@ import {
   Client, CopyConditions, CopyDestinationOptions, CopySourceOptions, PostPolicy, S3Error, type BucketItem, type ClientOptions,
 } from 'minio';
 import { startServer, type RunningServer } from '../../node/server.ts';
+import { rejection } from '../support/rejection.ts';
 
 const ACCESS_KEY = 'svcadmin';
 const SECRET = 'svcadmin-secret';
@@ -58,15 +59,7 @@ async function collect<T>(stream: Readable): Promise<T[]> {
 }
 
 /** The S3Error minio-js throws (its code is S3's error code, or its own name for a bodiless HEAD answer). */
-async function s3Error(p: Promise<unknown>): Promise<S3Error> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof S3Error) return e;
-    throw e;
-  }
-  throw new Error('the call succeeded');
-}
+const s3Error = (p: Promise<unknown>): Promise<S3Error> => rejection(p, S3Error);
 
 /**
  * A minio-js client on the server, and the request lines ("GET /bucket?location") it has sent, from
