@@ -42,9 +42,7 @@ export async function readableBucket(ctx: Context, name = ctx.bucket): Promise<B
  * refused (501) when it is another, rather than ignored (a private object in a public bucket would
  * be public all the same).
  */
-export async function checkObjectAcl(ctx: Context, value: string | null | undefined): Promise<void> {
-  if (ctx.dialect.name !== 's3' || value === null || value === undefined) return;
-  const bucket = await ctx.store.getBucket(ctx.bucket);
-  if (bucket && value.trim() === bucket.acl) return;
-  fail('NotImplemented', `Objects here take their bucket's ACL (${bucket?.acl ?? 'private'}); "${value.trim()}" for one object is not supported: set the bucket's ACL instead.`);
+export function checkObjectAcl(ctx: Context, bucket: BucketRecord, value: string | null | undefined): void {
+  if (ctx.dialect.name !== 's3' || value === null || value === undefined || value.trim() === bucket.acl) return;
+  fail('NotImplemented', `Objects here take their bucket's ACL (${bucket.acl}); "${value.trim()}" for one object is not supported: set the bucket's ACL instead.`);
 }

@@ -49,7 +49,7 @@ const owner = async (ctx: Context, bucket: BucketRecord) => {
 
 export async function createMultipartUpload(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
+  checkObjectAcl(ctx, bucket, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key, 'KeyTooLong');
   declaredLength(ctx, true);
   const headers = objectHeadersFrom(ctx);

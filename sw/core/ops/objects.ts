@@ -146,7 +146,7 @@ function conditional(ctx: Context, o: ObjectRecord): Response | undefined {
 }
 
 /** What a version id in a request may be (docs/protocol.md, "Versioning"). */
-const VERSION_ID = new RegExp(`^\\d{1,${limits.versionIdDigits}}$`);
+export const VERSION_ID = new RegExp(`^\\d{1,${limits.versionIdDigits}}$`);
 
 /**
  * ?versionId=N, when the request names a version. In S3's dialect `null` names the version written
@@ -215,7 +215,7 @@ export async function headObject(ctx: Context): Promise<Response> {
 
 export async function putObject(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
+  checkObjectAcl(ctx, bucket, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const headers = objectHeadersFrom(ctx);
   const room = await ctx.store.roomFor(bucket, { key: ctx.key });
@@ -358,7 +358,7 @@ export async function copySource(ctx: Context) {
 export async function copyObject(ctx: Context): Promise<Response> {
   oneSourceHeader(ctx);
   const destination = await ownedBucket(ctx);
-  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
+  checkObjectAcl(ctx, destination, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const { source, object, body } = await copySource(ctx);
   // S3 copies the source's metadata, or with `x-amz-metadata-directive: REPLACE` takes the request's.

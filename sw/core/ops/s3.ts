@@ -6,7 +6,7 @@ import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { httpDate, isoDate, quoteEtag } from '../http.ts';
-import { checkKeyLength, copySource, inBucket, objectHeadersFrom, written } from './objects.ts';
+import { VERSION_ID, checkKeyLength, copySource, inBucket, objectHeadersFrom, written } from './objects.ts';
 import { listingEncoder, listingEntries, listingPage } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
@@ -222,7 +222,7 @@ export async function postObject(ctx: Context): Promise<Response> {
 
   ctx.caller = account;
   const bucket = await ownedBucket(ctx);
-  await checkObjectAcl(ctx, fields.get('acl'));
+  checkObjectAcl(ctx, bucket, fields.get('acl'));
   checkKeyLength(key);
   if (file.size > limits.putObjectBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
   const sent = new Headers();
@@ -280,7 +280,7 @@ export async function putObjectAcl(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
   if (!inBucket(await ctx.store.headObject(bucket, ctx.key))) fail('NoSuchKey');
   if (!ctx.req.headers.has('x-amz-acl')) fail('NotImplemented', 'Only a canned ACL in x-amz-acl, the bucket\'s own, is accepted for an object.');
-  await checkObjectAcl(ctx, ctx.req.headers.get('x-amz-acl'));
+  checkObjectAcl(ctx, bucket, ctx.req.headers.get('x-amz-acl'));
   return new Response(null, { status: 200 });
 }
 
@@ -288,7 +288,7 @@ export async function putObjectAcl(ctx: Context): Promise<Response> {
 export async function getObjectAttributes(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionText = ctx.query.get('versionId');
-  const versionId = versionText === null ? undefined : /^\d{1,15}$/.test(versionText) ? Number(versionText) : -1;
+  const versionId = versionText === null ? undefined : VERSION_ID.test(versionText) ? Number(versionText) : -1;
   const object = inBucket(await ctx.store.headObject(bucket, ctx.key, versionId === -1 ? undefined : versionId));
   if (!object || versionId === -1) return fail(versionText === null ? 'NoSuchKey' : 'NoSuchVersion');
   const asked = new Set((ctx.req.headers.get('x-amz-object-attributes') ?? '').split(',').map((a) => a.trim()).filter(Boolean));
