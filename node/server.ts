@@ -91,6 +91,32 @@ function stdoutLines(): { write(line: string): void; flush(): void } {
 
 /** What a failure's answer and log line need of Node's request. */
 type Incoming = Pick<IncomingMessage, 'method' | 'url' | 'headers' | 'rawHeaders'>;
+type Outgoing = Pick<ServerResponse, 'headersSent' | 'writeContinue'>;
+
+/**
+ * `Expect: 100-continue`: the client holds its body back until a 100, sent here when the handler
+ * first reads the body, so a request refused before that (a bad signature, no such bucket, no
+ * permission) is answered without its body ever crossing the network, as S3 does.
+ */
+function continueOnRead(req: Request, outgoing: Outgoing): { request: Request; continued: () => boolean } {
+  if (req.body === null) return { request: req, continued: () => true };
+  const reader = req.body.getReader();
+  let continued = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!continued) {
+        continued = true;
+        if (!outgoing.headersSent) outgoing.writeContinue();
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 }); // nothing is pulled before the handler asks
+  const init: RequestInit & { duplex: 'half' } = { method: req.method, headers: req.headers, body, signal: req.signal, duplex: 'half' };
+  return { request: new Request(req.url, init), continued: () => continued };
+}
 
 /** Raw header pairs as the request log keeps them (names lower-cased). */
 function headerPairs(raw: string[]): [string, string][] {
@@ -190,10 +216,18 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
 
   /** The request @hono/node-server is turning into a Request (its errorHandler is not told which). */
   let reading: IncomingMessage | undefined;
+  /** Requests sent with `Expect: 100-continue` (continueOnRead). */
+  const expectingContinue = new WeakSet<object>();
   const listener = getRequestListener(
-    async (req: Request, env: { incoming: Incoming }) => {
+    async (req: Request, env: { incoming: Incoming; outgoing: Outgoing }) => {
       try {
-        return await handle(req);
+        if (!expectingContinue.has(env.incoming)) return await handle(req);
+        const gated = continueOnRead(req, env.outgoing);
+        const res = await handle(gated.request);
+        // Refused before its body was asked for: the client may still send that body, which must
+        // not be read as the next request on this connection.
+        if (!gated.continued()) res.headers.set('connection', 'close');
+        return res;
       } catch (e) {
         return failed(env.incoming, e);
       }
@@ -201,25 +235,24 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     // Called, synchronously within the listener call below, when no Request can be made at all.
     { hostname: host, overrideGlobalObjects: false, errorHandler: (e) => failed(reading, e) },
   );
+  const answer = (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    reading = incoming;
+    try {
+      void listener(incoming, outgoing);
+    } finally {
+      reading = undefined;
+    }
+  };
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = createServer((incoming, outgoing) => {
-      reading = incoming;
-      try {
-        void listener(incoming, outgoing);
-      } finally {
-        reading = undefined;
-      }
+    const s = createServer(answer);
+    // Node would answer `Expect: 100-continue` with a 100 at once; it waits for the handler instead.
+    s.on('checkContinue', (incoming, outgoing) => {
+      expectingContinue.add(incoming);
+      answer(incoming, outgoing);
     });
     // Node answers 417 to an Expect other than 100-continue before any handler sees it; S3 ignores
     // what it does not expect, so the request goes to the handler as any other.
-    s.on('checkExpectation', (incoming, outgoing) => {
-      reading = incoming;
-      try {
-        void listener(incoming, outgoing);
-      } finally {
-        reading = undefined;
-      }
-    });
+    s.on('checkExpectation', answer);
     s.once('error', reject);
     s.listen(o.port ?? 9000, host, () => resolve(s));
   }).catch(async (e: unknown) => {

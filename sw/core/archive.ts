@@ -9,7 +9,7 @@ import { checkXmlText } from './address.ts';
 import { checkMetadataSize } from './ops/objects.ts';
 import { isValidBucketName } from '../../protocol/address.ts';
 import {
-  STANDARD_HEADERS, type Acl, type BucketRecord, type CorsRule, type ObjectChecksum, type ObjectRecord, type StandardHeader,
+  STANDARD_HEADERS, type Acl, type BucketRecord, type CorsRule, type ObjectChecksum, type ObjectPart, type ObjectRecord, type StandardHeader,
 } from '../store/types.ts';
 
 export const MANIFEST_NAME = 'swbucket.json';
@@ -26,7 +26,7 @@ export interface ArchiveAccount {
 export type ArchiveBucket = Omit<BucketRecord, 'id'>;
 
 /** One stored version: the current object at its key, or one of its history. */
-export interface ArchiveObject extends Omit<ObjectRecord, 'chunks'> {
+export interface ArchiveObject extends Omit<ObjectRecord, 'chunks' | 'uploadId'> {
   current: boolean;
   /** The tar entry that holds its bytes. */
   file: string;
@@ -186,6 +186,17 @@ function readObject(v: unknown, i: number, buckets: Set<string>): ArchiveObject 
     o.checksum = field(v, 'checksum', (x): x is ObjectChecksum => isObject(x) && Object.keys(x).length === 2
       && (x.algorithm === 'CRC32' || x.algorithm === 'CRC32C' || x.algorithm === 'SHA1' || x.algorithm === 'SHA256')
       && typeof x.value === 'string' && /^[A-Za-z0-9+/]{6,44}={0,2}$/.test(x.value), where, '{ algorithm: CRC32|CRC32C|SHA1|SHA256, value: base64 }');
+  }
+  if (v.parts !== undefined) {
+    // A multipart object's parts: numbered upwards, adding up to its size, as many as an S3 ETag
+    // counts (SVC's multipart ETags all end in -1).
+    const count = Number(/-(\d+)$/.exec(o.etag)?.[1] ?? 0);
+    o.parts = field(v, 'parts', (x): x is ObjectPart[] => Array.isArray(x) && count > 0 && x.length > 0 && (count === 1 || x.length === count)
+      && x.every((p, n) => isObject(p)
+      && Object.keys(p).length === 2 && isInt(p.partNumber, 1, limits.partNumberMax) && isInt(p.size, 0, Number.MAX_SAFE_INTEGER)
+      && (n === 0 || p.partNumber > (x[n - 1] as ObjectPart).partNumber))
+      && x.reduce((sum: number, p: ObjectPart) => sum + p.size, 0) === o.size,
+    where, "a multipart object's parts ({ partNumber, size }, ascending, adding up to its size, as many as its ETag counts)");
   }
   if (v.versionId !== undefined) o.versionId = field(v, 'versionId', (x): x is number => isInt(x, 1, 10 ** limits.versionIdDigits - 1), where, `a positive integer of at most ${limits.versionIdDigits} digits`);
   else if (!o.current) malformed(`${where}: a version that is not current needs its versionId.`);

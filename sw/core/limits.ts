@@ -25,6 +25,8 @@ export const limits = {
   maxKeysMax: 1000,
   maxPartsMax: 1000,
   maxUploadsMax: 1000,
+  /** S3's ListBuckets page (max-buckets). */
+  maxBucketsMax: 10000,
   clockSkewMs: 15 * 60 * 1000,
   /**
    * A version id is at most 15 digits wherever a request names one (?versionId, Delete Multiple),

@@ -138,6 +138,15 @@ export interface ObjectRecord extends ObjectHeaders {
   checksum?: ObjectChecksum;
   /** Set when written while versioning was Enabled, or when moved into the history. */
   versionId?: number;
+  /** A completed multipart upload's parts, in the object's order: what S3's GET ?partNumber= reads. */
+  parts?: ObjectPart[];
+  /** The multipart upload that made it: Complete of that upload, retried, is answered again (S3). */
+  uploadId?: string;
+}
+
+export interface ObjectPart {
+  partNumber: number;
+  size: number;
 }
 
 export interface ListObjectVersionsOptions {
@@ -312,7 +321,7 @@ export interface Store {
     bucket: BucketRef,
     uploadId: string,
     parts: { partNumber: number; etag: string }[],
-    object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId'>,
+    object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>,
     minPartBytes: number,
   ): Promise<ObjectRecord | CompleteRefusal>;
   /** Ends the upload and deletes its parts. */

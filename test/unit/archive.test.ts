@@ -295,7 +295,17 @@ describe('a damaged archive is refused and changes nothing', () => {
     // The well-formed one is accepted (so the refusals below are about the one field each changes).
     const good = await newService();
     expect((await importInto(good, await tar({ ...base, objects: [obj] }))).status).toBe(200);
+    // A multipart object's parts (what S3's GET ?partNumber= reads): as many as its ETag counts,
+    // numbered upwards, adding up to its size.
+    const multipart = { ...obj, etag: `${md5('x')}-1`, parts: [{ partNumber: 4, size: 1 }] };
+    expect((await importInto(await newService(), await tar({ ...base, objects: [multipart] }))).status).toBe(200);
     for (const bad of [
+      { ...obj, parts: [{ partNumber: 1, size: 1 }] },
+      { ...multipart, parts: [{ partNumber: 4, size: 2 }] },
+      { ...multipart, parts: [{ partNumber: 0, size: 1 }] },
+      { ...multipart, parts: [{ partNumber: 4, size: 1, more: 1 }] },
+      { ...multipart, parts: 'all of it' },
+      { ...multipart, etag: `${md5('x')}-2`, parts: [{ partNumber: 4, size: 1 }, { partNumber: 3, size: 0 }] },
       { ...obj, contentType: 'text/plain\r\nx-evil: 1' },
       { ...obj, meta: [['ok', 'line\nbreak']] },
       { ...obj, meta: [['Upper', 'v']] },

@@ -16,6 +16,7 @@ import { signHeaders } from '../support/sign.ts';
 import { chunkSignature, type ChunkSigning } from '../../protocol/aws-chunked.ts';
 import { canonicalRequest, parseAuthorization, sha256Hex, signV4, stringToSignV4, type SignedBy } from '../../protocol/sigv4.ts';
 import type { Handle } from '../../sw/core/handler.ts';
+import { partsOf } from '../../sw/core/ops/objects.ts';
 import type { Store } from '../../sw/store/types.ts';
 
 interface Creds {
@@ -304,6 +305,29 @@ const OLD = te.encode('the old state');
 describe.each(STORE_KINDS)('S3 bodies at the edge (%s)', (kind) => {
   const chunks = [bytes(64 * KiB, 1), bytes(64 * KiB, 2), bytes(64 * KiB, 3), bytes(1000, 4)];
   const whole = cat(...chunks);
+
+  it('keeps a multipart object\'s parts as numbered: GET and HEAD ?partNumber= read one, and a part the object lacks is 400 InvalidPart', async () => {
+    const s = await service(kind);
+    const MiB = 1024 * KiB;
+    const p2 = bytes(5 * MiB, 5);
+    const p7 = bytes(3000, 6);
+    const started = await s.call(s3('POST', `${vhost('mp')}?uploads`));
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(started.text)![1]!;
+    for (const [n, body] of [[2, p2], [7, p7]] as const) {
+      expect((await s.call(s3('PUT', `${vhost('mp')}?partNumber=${n}&uploadId=${uploadId}`, body))).status).toBe(200);
+    }
+    const list = te.encode(`<CompleteMultipartUpload><Part><PartNumber>2</PartNumber><ETag>"${md5(p2)}"</ETag></Part><Part><PartNumber>7</PartNumber><ETag>"${md5(p7)}"</ETag></Part></CompleteMultipartUpload>`);
+    const done = await s.call(s3('POST', `${vhost('mp')}?uploadId=${uploadId}`, list));
+    expect(done.status, done.text).toBe(200);
+    const seven = await s.call(s3('GET', `${vhost('mp')}?partNumber=7`));
+    expect([seven.status, seven.headers.get('content-range'), seven.headers.get('x-amz-mp-parts-count'), md5(seven.body)])
+      .toEqual([206, `bytes ${5 * MiB}-${5 * MiB + 2999}/${5 * MiB + 3000}`, '2', md5(p7)]);
+    const two = await s.call(s3('HEAD', `${vhost('mp')}?partNumber=2`));
+    expect([two.status, two.headers.get('content-length'), two.headers.get('content-range')]).toEqual([206, String(5 * MiB), `bytes 0-${5 * MiB - 1}/${5 * MiB + 3000}`]);
+    for (const n of [1, 3]) expect((await s.call(s3('GET', `${vhost('mp')}?partNumber=${n}`))).code).toBe('InvalidPart');
+    for (const n of ['0', '10001', 'x', '']) expect((await s.call(s3('GET', `${vhost('mp')}?partNumber=${n}`))).code).toBe('InvalidArgument');
+    expect(integrity(await contents(s.store))).toEqual(SOUND);
+  });
 
   describe('signed aws-chunked (STREAMING-AWS4-HMAC-SHA256-PAYLOAD)', () => {
     it('stores a body of 3 chunks of 64 KiB, a short one and the final one byte for byte, virtual-host and path-style', async () => {
@@ -826,6 +850,17 @@ describe('S3 edges the Ceph suite found (issue 24)', () => {
     const putAcl = await s.call(s3('PUT', `${vhost('k')}?acl`, undefined, { headers: { 'x-amz-acl': 'public-read' } }));
     expect([putAcl.status, putAcl.code]).toEqual([501, 'NotImplemented']);
     expect((await s.call(s3('PUT', `${vhost('k')}?acl`, undefined, { headers: { 'x-amz-acl': 'private' } }))).status).toBe(200);
+  });
+
+  it('the parts of an object completed before they were kept are its chunks, numbered from 1; where an archive merged them, none', () => {
+    const object = { bucket: BUCKET, key: 'k', size: 8, lastModified: 0, contentType: 'x/y', headers: {}, meta: [] };
+    const chunks = [{ id: 'a', size: 5 }, { id: 'b', size: 3 }];
+    expect(partsOf({ ...object, etag: `${md5(OLD)}-2`, chunks })).toEqual([{ partNumber: 1, size: 5 }, { partNumber: 2, size: 3 }]);
+    expect(partsOf({ ...object, etag: `${md5(OLD)}-1`, chunks })).toEqual([{ partNumber: 1, size: 5 }, { partNumber: 2, size: 3 }]); // SVC's ETag
+    expect(partsOf({ ...object, etag: `${md5(OLD)}-2`, chunks: [{ id: 'a', size: 8 }] })).toBeUndefined();
+    expect(partsOf({ ...object, etag: md5(OLD), chunks })).toBeUndefined();
+    const kept = [{ partNumber: 4, size: 8 }];
+    expect(partsOf({ ...object, etag: `${md5(OLD)}-1`, chunks, parts: kept })).toBe(kept);
   });
 
   it('GetObjectAttributes answers ETag, size, storage class and a kept checksum', async () => {

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateBucketCommand,
   CreateMultipartUploadCommand, DeleteBucketCommand, DeleteObjectCommand, DeleteObjectsCommand, GetBucketAclCommand,
-  GetBucketLocationCommand, GetBucketVersioningCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand,
+  GetBucketLocationCommand, GetBucketVersioningCommand, GetObjectAttributesCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand,
   ListBucketsCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsCommand, ListObjectsV2Command,
   ListPartsCommand, PutBucketAclCommand, PutBucketCorsCommand, GetBucketCorsCommand, DeleteBucketCorsCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException,
   UploadPartCommand, UploadPartCopyCommand, paginateListObjectsV2,
@@ -232,6 +232,118 @@ describe('the AWS SDK v3 against swbucket serve', () => {
     await s3.send(new AbortMultipartUploadCommand({ Bucket, Key: 'small', UploadId: small.UploadId }));
     const aborted = await sdkError(s3.send(new ListPartsCommand({ Bucket, Key: 'small', UploadId: small.UploadId })));
     expect(aborted.name).toBe('NoSuchUpload');
+  });
+
+  it('reads one part of a multipart object as its upload numbered it (PartNumber on GetObject and HeadObject, GetObjectAttributes), and answers a Complete retried after it succeeded', async () => {
+    const Bucket = await newBucket();
+    const MiB = 1024 * 1024;
+    const p1 = bytes(5 * MiB, 7);
+    const p3 = bytes(1000, 9);
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'parts' }));
+    const r1 = await s3.send(new UploadPartCommand({ Bucket, Key: 'parts', UploadId, PartNumber: 1, Body: p1 }));
+    const r3 = await s3.send(new UploadPartCommand({ Bucket, Key: 'parts', UploadId, PartNumber: 3, Body: p3 }));
+    const complete = new CompleteMultipartUploadCommand({
+      Bucket, Key: 'parts', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: r1.ETag }, { PartNumber: 3, ETag: r3.ETag }] },
+    });
+    const done = await s3.send(complete);
+    // The answer was lost, the client sends it again: the same answer, nothing written twice.
+    const again = await s3.send(complete);
+    expect(again.ETag).toBe(done.ETag);
+    expect((await s3.send(new ListObjectsV2Command({ Bucket }))).KeyCount).toBe(1);
+
+    const third = await s3.send(new GetObjectCommand({ Bucket, Key: 'parts', PartNumber: 3 }));
+    expect(third.$metadata.httpStatusCode).toBe(206);
+    expect([third.PartsCount, third.ContentLength, third.ContentRange, third.ETag]).toEqual([2, 1000, `bytes ${5 * MiB}-${5 * MiB + 999}/${5 * MiB + 1000}`, done.ETag]);
+    expect(md5(await third.Body!.transformToByteArray())).toBe(md5(p3));
+    const first = await s3.send(new HeadObjectCommand({ Bucket, Key: 'parts', PartNumber: 1 }));
+    expect([first.PartsCount, first.ContentLength, first.ETag]).toEqual([2, 5 * MiB, done.ETag]);
+    expect((await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'parts', PartNumber: 2 })))).name).toBe('InvalidPart');
+    expect((await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'parts', PartNumber: 1, Range: 'bytes=0-9' })))).name).toBe('InvalidRequest');
+    expect((await sdkError(s3.send(new GetObjectCommand({ Bucket, Key: 'parts', PartNumber: 10001 })))).name).toBe('InvalidArgument');
+
+    const attributes = await s3.send(new GetObjectAttributesCommand({ Bucket, Key: 'parts', ObjectAttributes: ['ObjectParts', 'ObjectSize'], MaxParts: 1 }));
+    expect(attributes.ObjectSize).toBe(5 * MiB + 1000);
+    const page = attributes.ObjectParts!;
+    expect([page.TotalPartsCount, page.IsTruncated, page.NextPartNumberMarker, page.Parts?.map((p) => [p.PartNumber, p.Size])]).toEqual([2, true, '1', [[1, 5 * MiB]]]); // the SDK's model has the markers as strings
+    const rest = await s3.send(new GetObjectAttributesCommand({ Bucket, Key: 'parts', ObjectAttributes: ['ObjectParts'], PartNumberMarker: '1' }));
+    expect([rest.ObjectParts?.IsTruncated, rest.ObjectParts?.Parts?.map((p) => p.PartNumber)]).toEqual([false, [3]]);
+
+    // An archive keeps the parts apart.
+    const svc = createClient({ endpoint: server.url, ...credentials });
+    const archive = new Uint8Array(await new Response((await svc.exportArchive({ buckets: [Bucket] })).body).arrayBuffer());
+    await s3.send(new DeleteObjectCommand({ Bucket, Key: 'parts' }));
+    await s3.send(new DeleteBucketCommand({ Bucket }));
+    await svc.importArchive(archive);
+    const restored = await s3.send(new GetObjectCommand({ Bucket, Key: 'parts', PartNumber: 3 }));
+    expect([restored.PartsCount, md5(await restored.Body!.transformToByteArray())]).toEqual([2, md5(p3)]);
+
+    // Any other object is its own part 1; a copy of a multipart object is such an object.
+    await s3.send(new CopyObjectCommand({ Bucket, Key: 'copy', CopySource: `${Bucket}/parts` }));
+    const whole = await s3.send(new GetObjectCommand({ Bucket, Key: 'copy', PartNumber: 1 }));
+    expect([whole.ContentLength, whole.PartsCount]).toEqual([5 * MiB + 1000, undefined]);
+    await whole.Body!.transformToByteArray();
+    expect((await sdkError(s3.send(new HeadObjectCommand({ Bucket, Key: 'copy', PartNumber: 2 })))).$metadata.httpStatusCode).toBe(400);
+    expect((await s3.send(new GetObjectAttributesCommand({ Bucket, Key: 'copy', ObjectAttributes: ['ObjectParts', 'ETag'] }))).ObjectParts).toBeUndefined();
+
+    // A retried Complete names the upload that made the key's current object, not any other.
+    const other = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'copy' }));
+    await s3.send(new AbortMultipartUploadCommand({ Bucket, Key: 'copy', UploadId: other.UploadId }));
+    expect((await sdkError(s3.send(new CompleteMultipartUploadCommand({
+      Bucket, Key: 'copy', UploadId: other.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: r1.ETag }] },
+    })))).name).toBe('NoSuchUpload');
+    await s3.send(new PutObjectCommand({ Bucket, Key: 'parts', Body: 'replaced' }));
+    expect((await sdkError(s3.send(complete))).name).toBe('NoSuchUpload');
+  });
+
+  it('pages ListBuckets: MaxBuckets, ContinuationToken and Prefix', async () => {
+    const prefix = `page-${process.pid}-`;
+    for (const name of ['a', 'b', 'c']) await s3.send(new CreateBucketCommand({ Bucket: prefix + name }));
+    const first = await s3.send(new ListBucketsCommand({ Prefix: prefix, MaxBuckets: 2 }));
+    expect([first.Buckets?.map((b) => b.Name), first.Prefix]).toEqual([[prefix + 'a', prefix + 'b'], prefix]);
+    expect(first.ContinuationToken).toBeTruthy();
+    const second = await s3.send(new ListBucketsCommand({ Prefix: prefix, MaxBuckets: 2, ContinuationToken: first.ContinuationToken }));
+    expect([second.Buckets?.map((b) => b.Name), second.ContinuationToken]).toEqual([[prefix + 'c'], undefined]);
+    expect((await s3.send(new ListBucketsCommand({ Prefix: prefix }))).Buckets).toHaveLength(3);
+    expect((await sdkError(s3.send(new ListBucketsCommand({ MaxBuckets: 0 })))).name).toBe('InvalidArgument');
+    expect((await sdkError(s3.send(new ListBucketsCommand({ ContinuationToken: 'not-ours' })))).name).toBe('InvalidArgument');
+  });
+
+  it('Expect: 100-continue: the 100 comes once the request is authorised and its body is wanted, never for a refused one', async () => {
+    const Bucket = await newBucket();
+    const { SignatureV4 } = await import('@smithy/signature-v4');
+    const { Sha256 } = await import('@aws-crypto/sha256-js');
+    const { connect } = await import('node:net');
+    const put = async (key: string, secret: string, last = '') => {
+      const url = new URL(`${server.url}/${Bucket}/${key}`);
+      const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials: { ...credentials, secretAccessKey: secret }, sha256: Sha256, applyChecksum: false });
+      const signed = await signer.sign({
+        method: 'PUT', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {},
+        headers: { host: url.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'content-length': '5', expect: '100-continue' },
+      });
+      const head = `PUT ${url.pathname} HTTP/1.1\r\n` + Object.entries(signed.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + last + '\r\n';
+      // As a client that waits for the 100 before it sends a byte of its body.
+      return new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname);
+        let got = '';
+        socket.on('data', (d) => {
+          got += d.toString('latin1');
+          if (got === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write('hello');
+        });
+        socket.on('end', () => resolve(got + '[closed]'));
+        socket.on('error', reject);
+        socket.setTimeout(3000, () => resolve(got + '[timeout]'));
+        socket.write(head);
+      });
+    };
+    const refused = await put('no', 'wrong-secret');
+    expect(refused).toMatch(/^HTTP\/1\.1 403 /);
+    expect(refused).toMatch(/\r\nconnection: close\r\n/i);
+    expect(refused).toMatch(/\[closed\]$/);
+    // (Connection: close, so that the server ends the exchange when it has answered.)
+    const accepted = await put('yes', credentials.secretAccessKey, 'connection: close\r\n');
+    expect(accepted).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'yes' }))).Body!.transformToString()).toBe('hello');
+    expect((await sdkError(s3.send(new HeadObjectCommand({ Bucket, Key: 'no' })))).name).toBe('NotFound');
   });
 
   it('uploads with lib-storage\'s Upload (multipart, progress events)', async () => {

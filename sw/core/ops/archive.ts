@@ -84,7 +84,8 @@ async function describe(ctx: Context, snapshot: boolean): Promise<{ manifest: Ma
         object = found.object;
         body = await blobOf(found.body);
       }
-      const { chunks: _chunks, bucket: _bucket, key, ...record } = object;
+      // The upload that made an object is this store's to answer a retried Complete with, not the archive's.
+      const { chunks: _chunks, bucket: _bucket, key, uploadId: _uploadId, ...record } = object;
       const o = { bucket: bucket.name, key, current: listed.current, ...record };
       const file = name(o);
       objects.push({ ...o, file });

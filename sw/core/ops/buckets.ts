@@ -6,6 +6,7 @@ import { isoDate, quoteEtag } from '../http.ts';
 import { childText, parseXml } from '../xml.ts';
 import { readXmlBody } from '../body.ts';
 import { inBucket } from './objects.ts';
+import { bucketPage } from './s3.ts';
 import type { Acl, ListEntry } from '../../store/types.ts';
 import { own, xmlAnswer, type Context } from '../context.ts';
 
@@ -144,11 +145,13 @@ export function listingEntries(entries: ListEntry[], encode: (text: string) => s
 
 export async function listBuckets(ctx: Context): Promise<Response> {
   const caller = requireCaller(ctx);
-  const buckets = await ctx.store.listBuckets(caller.accessKeyId);
+  const all = await ctx.store.listBuckets(caller.accessKeyId);
+  const { buckets, paging } = ctx.dialect.name === 's3' ? bucketPage(ctx, all) : { buckets: all, paging: {} };
   return xmlAnswer(ctx, {
     ListAllMyBucketsResult: {
       Owner: { ID: caller.accessKeyId, DisplayName: caller.displayName },
       Buckets: { Bucket: buckets.map((b) => ({ Name: b.name, CreationDate: isoDate(b.created) })) },
+      ...paging,
     },
   });
 }

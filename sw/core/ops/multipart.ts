@@ -1,6 +1,6 @@
 // Multipart upload (docs/protocol.md, "Multipart uploads"): Initiate, Upload Part,
 // Complete, Abort, List Parts, List Multipart Uploads.
-import { fail } from '../errors.ts';
+import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
@@ -9,7 +9,7 @@ import { children, childText, parseXml } from '../xml.ts';
 import { checkKeyLength, checkMetadataSize, inBucket, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
 import { intParam } from './buckets.ts';
 import { md5OfBlob, md5OfText } from '../../../protocol/md5.ts';
-import type { BucketRecord, UploadRecord } from '../../store/types.ts';
+import type { BucketRecord, ObjectRecord, UploadRecord } from '../../store/types.ts';
 import { own, xmlAnswer, type Context } from '../context.ts';
 
 let lastIdTime = 0;
@@ -124,9 +124,33 @@ export async function multipartEtag(ctx: Context, etags: string[]): Promise<stri
   return `${await md5OfBlob(new Blob([bytes]))}-${etags.length}`;
 }
 
+/**
+ * The object a Complete of this upload already made, while it is still the key's current object:
+ * S3 answers a Complete retried after it succeeded (a lost answer) as it did the first time.
+ */
+async function completedBefore(ctx: Context, bucket: BucketRecord): Promise<ObjectRecord | undefined> {
+  if (ctx.dialect.name !== 's3') return undefined;
+  const current = inBucket(await ctx.store.headObject(bucket, ctx.key));
+  return current?.uploadId !== undefined && current.uploadId === ctx.query.get('uploadId') ? current : undefined;
+}
+
+function completed(ctx: Context, made: ObjectRecord): Response {
+  const location = `http://${ctx.bucket}.${ctx.endpoint}/${ctx.key.split('/').map(encodeURIComponent).join('/')}`;
+  return xmlAnswer(ctx, {
+    CompleteMultipartUploadResult: { Location: location, Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(made.etag) },
+  }, 200, made.versionId === undefined ? {} : { [own(ctx, 'version-id')]: writtenHeaders(ctx, made)[own(ctx, 'version-id')]! });
+}
+
 export async function completeMultipartUpload(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  const upload = await uploadOf(ctx, bucket);
+  let upload: UploadRecord;
+  try {
+    upload = await uploadOf(ctx, bucket);
+  } catch (e) {
+    const again = e instanceof SvcError && e.code === 'NoSuchUpload' ? await completedBefore(ctx, bucket) : undefined;
+    if (again) return completed(ctx, again);
+    throw e;
+  }
   const objectMd5 = ctx.dialect.name === 's3' ? undefined : ctx.req.headers.get(own(ctx, 'object-md5'))?.trim();
   if (objectMd5 !== undefined && !/^[0-9a-fA-F]{32}$/.test(objectMd5)) {
     fail('InvalidDigest', `${own(ctx, 'Object-md5')} must be 32 hex characters.`);
@@ -152,17 +176,14 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
       case 'noSuchBucket':
         return fail('NoSuchBucket');
       case 'noSuchUpload':
-        return fail('NoSuchUpload');
+        return completed(ctx, (await completedBefore(ctx, bucket)) ?? fail('NoSuchUpload'));
       case 'invalidPart':
         return fail('InvalidPart', `Part ${made.partNumber} was not uploaded, or its ETag does not match.`);
       case 'entityTooSmall':
         return fail('EntityTooSmall', `Part ${made.partNumber} is under ${ctx.dialect.partMinBytes} bytes and is not the last part.`);
     }
   }
-  const location = `http://${ctx.bucket}.${ctx.endpoint}/${ctx.key.split('/').map(encodeURIComponent).join('/')}`;
-  return xmlAnswer(ctx, {
-    CompleteMultipartUploadResult: { Location: location, Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(etag) },
-  }, 200, made.versionId === undefined ? {} : { [own(ctx, 'version-id')]: writtenHeaders(ctx, made)[own(ctx, 'version-id')]! });
+  return completed(ctx, made);
 }
 
 export async function abortMultipartUpload(ctx: Context): Promise<Response> {

@@ -10,7 +10,7 @@ import {
 import { children, childText, parseXml } from '../xml.ts';
 import { bucketNameProblem, isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { STANDARD_HEADERS, type BucketRecord, type ObjectHeaders, type ObjectRecord } from '../../store/types.ts';
+import { STANDARD_HEADERS, type BucketRecord, type ObjectHeaders, type ObjectPart, type ObjectRecord } from '../../store/types.ts';
 import { blobOf, responseBody } from '../../store/pieces.ts';
 import { own, xmlAnswer, type Context } from '../context.ts';
 
@@ -61,6 +61,55 @@ export function checkMetadataSize(meta: [string, string][]): void {
 
 const isMultipart = (o: ObjectRecord) => o.etag.includes('-');
 
+/**
+ * A multipart object's parts as its upload numbered them. An object completed before they were
+ * kept has one chunk per part, taken as numbered from 1 on; undefined where even that is gone (an
+ * S3 object such an object's archive brought back as one body). SVC's multipart ETags all end in
+ * -1, whatever the count.
+ */
+export function partsOf(o: ObjectRecord): ObjectPart[] | undefined {
+  if (o.parts || !isMultipart(o)) return o.parts;
+  const count = Number(o.etag.slice(o.etag.indexOf('-') + 1));
+  return count === 1 || o.chunks.length === count ? o.chunks.map((c, i) => ({ partNumber: i + 1, size: c.size })) : undefined;
+}
+
+/** S3's `?partNumber=` on GET and HEAD, checked before the object is read; undefined when absent. */
+function partNumberOf(ctx: Context): number | undefined {
+  const text = ctx.dialect.name === 's3' ? ctx.query.get('partNumber') : null;
+  if (text === null) return undefined;
+  const n = Number(text);
+  if (!/^\d{1,5}$/.test(text) || n < 1 || n > limits.partNumberMax) {
+    fail('InvalidArgument', `Part number must be an integer between 1 and ${limits.partNumberMax}, inclusive.`);
+  }
+  if (ctx.req.headers.has('range')) fail('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
+  return n;
+}
+
+/**
+ * The bytes `?partNumber=N` reads: that part of a multipart object (its headers say how many it
+ * has), or the whole of any other object as its part 1.
+ */
+function partSpan(o: ObjectRecord, n: number): { start: number; size: number; count?: number } {
+  if (!isMultipart(o)) return n === 1 ? { start: 0, size: o.size } : fail('InvalidPart', `The object is not a multipart object: its only part is 1, not ${n}.`);
+  const parts = partsOf(o)
+    ?? fail('NotImplemented', 'This object was brought back from an archive that did not keep its parts apart; read it with a Range.');
+  let start = 0;
+  for (const part of parts) {
+    if (part.partNumber === n) return { start, size: part.size, count: parts.length };
+    start += part.size;
+  }
+  return fail('InvalidPart', `The object has no part ${n}.`);
+}
+
+/** Narrows an object's answer to one part: 206 with its Content-Range, and the object's parts count. */
+function partHeaders(headers: Headers, o: ObjectRecord, span: { start: number; size: number; count?: number }): number {
+  headers.set('content-length', String(span.size));
+  if (span.count !== undefined) headers.set('x-amz-mp-parts-count', String(span.count));
+  if (span.size === 0) return 200;
+  headers.set('content-range', `bytes ${span.start}-${span.start + span.size - 1}/${o.size}`);
+  return 206;
+}
+
 function lastSegment(key: string): string {
   return key.slice(key.lastIndexOf('/') + 1);
 }
@@ -88,7 +137,7 @@ function objectResponseHeaders(ctx: Context, o: ObjectRecord, download: string |
   if (o.versionId !== undefined) h.set(own(ctx, 'version-id'), String(o.versionId));
   if (ctx.dialect.name === 's3') {
     // S3 gives the stored checksum when asked, for the whole object only.
-    if (o.checksum && ctx.req.headers.get('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !ctx.req.headers.has('range')) {
+    if (o.checksum && ctx.req.headers.get('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && !ctx.req.headers.has('range') && !ctx.query.has('partNumber')) {
       h.set(`x-amz-checksum-${o.checksum.algorithm.toLowerCase()}`, o.checksum.value);
       h.set('x-amz-checksum-type', 'FULL_OBJECT');
     }
@@ -180,6 +229,7 @@ function downloadName(ctx: Context): string | null {
 export async function getObject(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
+  const partNumber = partNumberOf(ctx);
   const download = downloadName(ctx);
   const found = versionId === 'null'
     ? nullVersion(inBucket(await ctx.store.getObject(bucket, ctx.key)))
@@ -195,6 +245,11 @@ export async function getObject(ctx: Context): Promise<Response> {
   const unchanged = conditional(ctx, object);
   if (unchanged) return unchanged;
   const headers = objectResponseHeaders(ctx, object, download);
+  if (partNumber !== undefined) {
+    const span = partSpan(object, partNumber);
+    const status = partHeaders(headers, object, span);
+    return new Response(responseBody(body.slice(span.start, span.start + span.size)), { status, headers });
+  }
   const range = ctx.req.headers.get('range');
   if (range === null) return new Response(responseBody(body), { status: 200, headers });
   const { start, end } = parseRange(range, object.size);
@@ -206,11 +261,16 @@ export async function getObject(ctx: Context): Promise<Response> {
 export async function headObject(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
+  const partNumber = partNumberOf(ctx);
   const object = (versionId === 'null'
     ? nullVersion(inBucket(await ctx.store.headObject(bucket, ctx.key)))
     : inBucket(await ctx.store.headObject(bucket, ctx.key, versionId)))
     ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
-  return conditional(ctx, object) ?? new Response(null, { status: 200, headers: objectResponseHeaders(ctx, object, null) });
+  const unchanged = conditional(ctx, object);
+  if (unchanged) return unchanged;
+  const headers = objectResponseHeaders(ctx, object, null);
+  const status = partNumber === undefined ? 200 : partHeaders(headers, object, partSpan(object, partNumber));
+  return new Response(null, { status, headers });
 }
 
 export async function putObject(ctx: Context): Promise<Response> {

@@ -6,13 +6,13 @@ import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { httpDate, isoDate, quoteEtag } from '../http.ts';
-import { VERSION_ID, checkKeyLength, copySource, inBucket, objectHeadersFrom, written } from './objects.ts';
+import { VERSION_ID, checkKeyLength, copySource, inBucket, objectHeadersFrom, partsOf, written } from './objects.ts';
 import { listingEncoder, listingEntries, listingPage } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
 import { verifyV4 } from '../../../protocol/sigv4.ts';
 import { blobOf } from '../../store/pieces.ts';
-import { STANDARD_HEADERS } from '../../store/types.ts';
+import { STANDARD_HEADERS, type ObjectPart } from '../../store/types.ts';
 import { xmlAnswer, type Context } from '../context.ts';
 import { corsDocument, parseCorsConfiguration } from '../cors.ts';
 import { readXmlBody } from '../body.ts';
@@ -34,6 +34,27 @@ function keyOfToken(token: string): string {
   } catch {
     return fail('InvalidArgument', 'The continuation token provided is incorrect.');
   }
+}
+
+/**
+ * S3's ListBuckets paging: `prefix`, `max-buckets` (1–10,000; all when absent) and the
+ * `continuation-token` of the page before, which names the last bucket it listed.
+ */
+export function bucketPage<B extends { name: string }>(ctx: Context, all: B[]): { buckets: B[]; paging: Record<string, string> } {
+  const prefix = ctx.query.get('prefix') ?? '';
+  const maxText = ctx.query.get('max-buckets');
+  const max = maxText === null ? Infinity : Number(maxText);
+  if (maxText !== null && !(/^\d{1,5}$/.test(maxText) && max >= 1 && max <= limits.maxBucketsMax)) {
+    fail('InvalidArgument', `max-buckets must be an integer from 1 to ${limits.maxBucketsMax}.`);
+  }
+  const token = ctx.query.get('continuation-token') || null;
+  const after = token === null ? null : keyOfToken(token);
+  const chosen = all.filter((b) => b.name.startsWith(prefix) && (after === null || b.name > after));
+  const buckets = chosen.slice(0, max);
+  const paging: Record<string, string> = {};
+  if (chosen.length > buckets.length) paging.ContinuationToken = tokenOf(buckets.at(-1)!.name);
+  if (prefix) paging.Prefix = prefix;
+  return { buckets, paging };
 }
 
 export async function listObjectsV2(ctx: Context): Promise<Response> {
@@ -284,7 +305,29 @@ export async function putObjectAcl(ctx: Context): Promise<Response> {
   return new Response(null, { status: 200 });
 }
 
-/** GetObjectAttributes: what an object is, without its bytes. Parts are not kept apart, so ObjectParts is not given. */
+/** A page of a multipart object's parts, after `x-amz-part-number-marker`, at most `x-amz-max-parts`. */
+function partsPage(ctx: Context, parts: ObjectPart[]): Record<string, unknown> {
+  const number = (name: string, fallback: number, max: number): number => {
+    const text = ctx.req.headers.get(name)?.trim();
+    if (text === undefined) return fallback;
+    if (!/^\d{1,9}$/.test(text) || Number(text) > max) fail('InvalidArgument', `${name} must be an integer from 0 to ${max}.`);
+    return Number(text);
+  };
+  const maxParts = number('x-amz-max-parts', limits.maxPartsMax, limits.maxPartsMax);
+  const marker = number('x-amz-part-number-marker', 0, limits.partNumberMax);
+  const after = parts.filter((p) => p.partNumber > marker);
+  const page = after.slice(0, maxParts);
+  return {
+    PartsCount: parts.length,
+    PartNumberMarker: marker,
+    NextPartNumberMarker: page.at(-1)?.partNumber ?? marker,
+    MaxParts: maxParts,
+    IsTruncated: after.length > page.length,
+    Part: page.map((p) => ({ PartNumber: p.partNumber, Size: p.size })),
+  };
+}
+
+/** GetObjectAttributes: what an object is, without its bytes (ObjectParts for a multipart object). */
 export async function getObjectAttributes(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionText = ctx.query.get('versionId');
@@ -296,6 +339,8 @@ export async function getObjectAttributes(ctx: Context): Promise<Response> {
   const result: Record<string, unknown> = {};
   if (asked.has('ETag')) result.ETag = object.etag;
   if (asked.has('Checksum') && object.checksum) result.Checksum = { [`Checksum${object.checksum.algorithm}`]: object.checksum.value, ChecksumType: 'FULL_OBJECT' };
+  const parts = asked.has('ObjectParts') ? partsOf(object) : undefined;
+  if (parts) result.ObjectParts = partsPage(ctx, parts);
   if (asked.has('StorageClass')) result.StorageClass = 'STANDARD';
   if (asked.has('ObjectSize')) result.ObjectSize = object.size;
   const headers: Record<string, string> = { 'last-modified': httpDate(object.lastModified) };

@@ -53,7 +53,7 @@ export function* complete(
   bucket: BucketRecord,
   uploadId: string,
   list: { partNumber: number; etag: string }[],
-  object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId'>,
+  object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>,
   minPartBytes: number,
 ): Generator<Read, ObjectRecord | CompleteRefusal, unknown> {
   // While the upload exists its bucket cannot be deleted (deleteBucket refuses), so the upload's
@@ -62,7 +62,7 @@ export function* complete(
   if (!belongs(upload, bucket)) return { refused: 'noSuchUpload' };
   const parts = completedFrom(list, stored, minPartBytes);
   if ('refused' in parts) return parts;
-  const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks }, 0, parts.freed);
+  const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks, parts: parts.parts, uploadId }, 0, parts.freed);
   if (made === 'quotaExceeded') throw new Error('completing never grows usage');
   yield* dropBodies(s.w, parts.dropped.map((p) => p.bodyId), s.pieces);
   end(s, upload);

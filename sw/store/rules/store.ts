@@ -317,7 +317,7 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       return bucketWrite(ref, (s, bucket) => putPart(s, bucket, part, prepared));
     },
 
-    async completeMultipartUpload(ref, uploadId, list, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId'>, minPartBytes): Promise<ObjectRecord | CompleteRefusal> {
+    async completeMultipartUpload(ref, uploadId, list, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>, minPartBytes): Promise<ObjectRecord | CompleteRefusal> {
       caches.forgetUpload(uploadId);
       try {
         const done = await bucketWrite(ref, (s, bucket) => complete(s, bucket, uploadId, list, object, minPartBytes));
