@@ -75,6 +75,10 @@ function flockOf(file: string): Promise<{ release(): Promise<void> } | 'held' | 
   });
 }
 
+/** How long a directory whose lock is held is asked again before it is refused: 1 s. */
+const LOCK_TRIES = 10;
+const LOCK_RETRY_MS = 100;
+
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -133,7 +137,13 @@ async function claimDirectory(dir: string): Promise<() => Promise<void>> {
   try {
     let flock: Awaited<ReturnType<typeof flockOf>>;
     try {
-      flock = await flockOf(lock);
+      // A server killed a moment ago still holds the lock until its flock(1) sees the pipe from it
+      // close and exits (milliseconds; longer on a loaded machine): asked again for a while first.
+      for (let tries = 1; ; tries++) {
+        flock = await flockOf(lock);
+        if (flock !== 'held' || tries === LOCK_TRIES) break;
+        await new Promise((r) => setTimeout(r, LOCK_RETRY_MS));
+      }
     } catch (e) {
       throw new DataDirError(`cannot lock ${dir}: ${(e as Error).message}`, { cause: e });
     }

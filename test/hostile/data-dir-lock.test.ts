@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../support/ports.ts';
 import { tempDir } from '../support/stores.ts';
+import { startServer } from '../../node/server.ts';
 
 const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,5 +78,20 @@ describe('F9: one server per data directory', () => {
     expect(second.listening, second.out).toBe(true);
     const third = await serve(dir);
     expect([third.listening, third.code], third.out).toEqual([false, 1]);
+  });
+
+  it('a lock let go of a moment later (a killed server\'s flock(1) still ending): the next server waits for it and starts', async () => {
+    const dir = tempDir();
+    // Another holder of the lock that lets go of it 300 ms after it has it.
+    const holder = spawn('flock', ['--exclusive', join(dir, 'swbucket.lock'), 'sh', '-c', 'echo held; sleep 0.3'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    running.push(holder);
+    await new Promise<void>((resolve) => holder.stdout!.on('data', (d: Buffer) => d.toString().includes('held') && resolve()));
+    // In this process, so that the directory is claimed at once, while the lock is still held.
+    const server = await startServer({ port: 0, dataDir: dir, log: () => {} });
+    try {
+      expect(holder.exitCode).toBe(0); // it had let go by the time the server listened
+    } finally {
+      await server.close();
+    }
   });
 });
