@@ -50,9 +50,9 @@ export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
     // Two files at a time, on the two cores CI machines have: a browser file mostly waits on its
-    // browser (the sequential run kept one core about a third busy), so a second file beside it
-    // cuts the run by a third. Each browser file launches its own browser, profile and X server, so
-    // two never share storage. Groups run one after another: Chromium and the Node-only files;
+    // browser (run one at a time, the suite kept the two cores about a third busy), so a second
+    // file beside it cuts the run by a third. Each browser file launches its own browser, profile
+    // and X server, so two never share storage. Groups run one after another: Chromium and the Node-only files;
     // Firefox, ephemeral WebKit and the packed-tarball apps; then WebKit on disk alone, one file at
     // a time (the engine whose navigations have hung now and then, more often on a loaded machine).
     maxWorkers: 2,
