@@ -7,7 +7,7 @@ import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml } from '../xml.ts';
 import { checkKeyLength, checkMetadataSize, inBucket, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
-import { intParam } from './buckets.ts';
+import { intParam, ownerOf } from './buckets.ts';
 import { md5OfBlob, md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, ObjectRecord, UploadRecord } from '../../store/types.ts';
 import { own, xmlAnswer, type Context } from '../context.ts';
@@ -41,11 +41,6 @@ async function uploadOf(ctx: Context, bucket: BucketRecord): Promise<UploadRecor
   }
   return upload;
 }
-
-const owner = async (ctx: Context, bucket: BucketRecord) => {
-  const account = await ctx.store.getAccount(bucket.owner);
-  return { ID: bucket.owner, DisplayName: account?.displayName ?? bucket.owner };
-};
 
 export async function createMultipartUpload(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
@@ -206,7 +201,7 @@ export async function listParts(ctx: Context): Promise<Response> {
       Bucket: ctx.bucket,
       Key: ctx.key,
       UploadId: upload.uploadId,
-      Owner: await owner(ctx, bucket),
+      Owner: await ownerOf(ctx, bucket.owner),
       StorageClass: 'STANDARD',
       PartNumberMarker: marker,
       NextPartNumberMarker: parts.at(-1)?.partNumber ?? marker,
@@ -226,7 +221,7 @@ export async function listMultipartUploads(ctx: Context): Promise<Response> {
   const keyMarker = ctx.query.get('key-marker') ?? '';
   const uploadIdMarker = ctx.query.get('upload-id-marker') ?? '';
   const { uploads, truncated } = inBucket(await ctx.store.listMultipartUploads(bucket, { prefix, keyMarker, uploadIdMarker, maxUploads }));
-  const who = await owner(ctx, bucket);
+  const who = await ownerOf(ctx, bucket.owner);
   const last = uploads.at(-1);
   return xmlAnswer(ctx, {
     ListMultipartUploadsResult: {

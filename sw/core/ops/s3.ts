@@ -7,7 +7,7 @@ import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { httpDate, isoDate, quoteEtag } from '../http.ts';
 import { VERSION_ID, checkKeyLength, copySource, inBucket, objectHeadersFrom, partsOf, written } from './objects.ts';
-import { listingEncoder, listingEntries, listingPage } from './buckets.ts';
+import { listingEncoder, listingEntries, listingPage, ownerOf } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
 import { verifyV4 } from '../../../protocol/sigv4.ts';
@@ -82,8 +82,7 @@ export async function listObjectsV2(ctx: Context): Promise<Response> {
   if (startAfter) result.StartAfter = encode(startAfter);
   const listed = listingEntries(entries, encode);
   if (ctx.query.get('fetch-owner') === 'true') {
-    const account = await ctx.store.getAccount(bucket.owner);
-    const owner = { ID: bucket.owner, DisplayName: account?.displayName ?? bucket.owner };
+    const owner = await ownerOf(ctx, bucket.owner);
     listed.Contents = listed.Contents.map((c) => ({ ...c, Owner: owner }));
   }
   Object.assign(result, listed);
@@ -99,8 +98,7 @@ export async function getBucketLocation(ctx: Context): Promise<Response> {
 /** The bucket's canned ACL as S3's AccessControlPolicy: the owner's FULL_CONTROL, and everyone's READ when public-read. */
 export async function getBucketAcl(ctx: Context): Promise<Response> {
   const bucket = inBucket(await ctx.store.readBucket(await ownedBucket(ctx)));
-  const account = await ctx.store.getAccount(bucket.owner);
-  const owner = { ID: bucket.owner, DisplayName: account?.displayName ?? bucket.owner };
+  const owner = await ownerOf(ctx, bucket.owner);
   const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
   const grants: unknown[] = [{ Grantee: { '@_xmlns:xsi': XSI, '@_xsi:type': 'CanonicalUser', ...owner }, Permission: 'FULL_CONTROL' }];
   if (bucket.acl === 'public-read') {
