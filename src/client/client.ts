@@ -1,7 +1,7 @@
 // The typed client: one method per operation of docs/protocol.md, signed with WebCrypto.
 // It speaks only the wire format, so the same code talks to a real service by changing the
 // endpoint (the account and archive calls aside, which are the emulator's administration).
-import { canStreamUploads, controlledFor, controllerNow, cutOffByTakeover, sendWatched } from './engine.ts';
+import { canStreamUploads, controlledFor, controllerNow, cutOffByTakeover, dropLimit, sendWatched } from './engine.ts';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
 import { hexToBase64, md5Hex } from './hashing.ts';
@@ -109,8 +109,6 @@ interface RequestInput {
 
 /** The methods a request may be sent again with: HTTP's idempotent ones (a move, a PUT, is not). */
 const RESENDABLE = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
-/** Bodies up to this size are sent within seconds anywhere: their requests are watched for a drop (sendWatched). */
-const WATCHED_BODY_BYTES = 1024 * 1024;
 
 /**
  * A client for the service: in a page, the worker that startService() registered (the default
@@ -178,9 +176,9 @@ export function createClient(options: ClientOptions = {}): Client {
       ...(signal ? { signal } : {}),
     });
     // A request dropped in a takeover is given up after a while, unless its body may still be on
-    // its way (sendWatched).
+    // its way (dropLimit).
     const bodyBytes = body === undefined ? 0 : body instanceof Blob ? body.size : Infinity; // (a stream: its size is not known)
-    const watched = () => sendWatched(send, input.signal, bodyBytes <= WATCHED_BODY_BYTES);
+    const watched = () => sendWatched(send, input.signal, dropLimit(bodyBytes, endpoint));
     await controlledFor(endpoint);
     const controller = controllerNow();
     let res: Response;

@@ -52,18 +52,38 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
 
 /** How long a request may wait for its answer once the page's controller has changed under it. */
 export const DROPPED_MS = 5_000;
+/** And a second more per whole MiB of its body: a body crosses from the page to its worker far faster. */
+const DROPPED_MS_PER_MIB = 1_000;
+
+/**
+ * How long after a change of controller a request with a body of `bodyBytes` is given up as
+ * dropped (sendWatched), or null for one never given up: a stream (its size is unknown, and it
+ * cannot be sent again) and, to an endpoint a server may answer, a body over 1 MiB (on its way
+ * over a network, it may take longer).
+ */
+export function dropLimit(bodyBytes: number, endpoint: URL): number | null {
+  const MiB = 1024 * 1024;
+  if (!Number.isFinite(bodyBytes)) return null;
+  if (bodyBytes > MiB && !workerOnly(endpoint)) return null;
+  return DROPPED_MS + Math.floor(bodyBytes / MiB) * DROPPED_MS_PER_MIB;
+}
+
+/** A `*.localhost` host on the default port: only a worker answers it (controlledFor). */
+function workerOnly(endpoint: URL): boolean {
+  return endpoint.hostname.endsWith('.localhost') && endpoint.port === '';
+}
 
 /**
  * Sends with `send(signal)`; where a page's controller changes while the answer is awaited and no
- * answer comes within DROPPED_MS after, gives up with a TypeError (the request is aborted). WebKit
- * can drop a request that reaches the old worker in the moment it is replaced: no answer and no
- * error, for ever (docs/browser.md). The old worker answers what it still holds before the swap
- * (sw/takeover.ts), so an answer awaited that long after it is one that will not come. `watch`
- * false (a body that may legitimately take longer to send) sends without the limit.
+ * answer comes within `limitMs` after (dropLimit), gives up with a TypeError (the request is
+ * aborted). WebKit can drop a request that reaches the old worker in the moment it is replaced: no
+ * answer and no error, for ever (docs/browser.md), a 12 MiB PUT as well as a small GET. The old
+ * worker answers what it still holds before the swap (sw/takeover.ts), so an answer awaited that
+ * long after it is one that will not come. `limitMs` null sends without a limit.
  */
-export async function sendWatched(send: (signal?: AbortSignal) => Promise<Response>, signal: AbortSignal | undefined, watch: boolean): Promise<Response> {
+export async function sendWatched(send: (signal?: AbortSignal) => Promise<Response>, signal: AbortSignal | undefined, limitMs: number | null): Promise<Response> {
   const container = globalThis.navigator?.serviceWorker;
-  if (!watch || !container?.controller) return send(signal);
+  if (limitMs === null || !container?.controller) return send(signal);
   const mine = new AbortController();
   const stop = () => mine.abort(signal?.reason);
   signal?.addEventListener('abort', stop, { once: true });
@@ -74,13 +94,13 @@ export async function sendWatched(send: (signal?: AbortSignal) => Promise<Respon
     timer = setTimeout(() => {
       dropped = true;
       mine.abort();
-    }, DROPPED_MS);
+    }, limitMs);
   };
   container.addEventListener('controllerchange', changed, { once: true });
   try {
     return await send(mine.signal);
   } catch (e) {
-    if (dropped) throw new TypeError(`swbucket: no answer within ${DROPPED_MS / 1000} s after the service worker was replaced (the browser dropped the request).`);
+    if (dropped) throw new TypeError(`swbucket: no answer within ${Math.round(limitMs / 1000)} s after the service worker was replaced (the browser dropped the request).`);
     throw e;
   } finally {
     clearTimeout(timer);
@@ -117,7 +137,7 @@ const CONTROL_MS = 10_000;
 export async function controlledFor(endpoint: URL): Promise<void> {
   const container = globalThis.navigator?.serviceWorker;
   if (!container || container.controller || typeof window === 'undefined') return;
-  if (!endpoint.hostname.endsWith('.localhost') || endpoint.port !== '') return;
+  if (!workerOnly(endpoint)) return;
   if ((await controllerChange(container, CONTROL_MS)) || container.controller) return;
   throw new Error(`swbucket: no service worker controls this page, so a request to ${endpoint.origin} would leave the browser. `
     + 'Call startService() (from swbucket or swbucket/browser) and wait for it before the first request: `const service = await startService()`.');

@@ -129,6 +129,37 @@ describe('swbucket/client: a request the browser drops in a takeover (no answer,
     }
   });
 
+  it('a body over 1 MiB to the worker is given up too, a second later per MiB (12 MiB: 17 s); to a server it waits', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const body = new Blob([new Uint8Array(12 * 1024 * 1024)]);
+      const sw = stubContainer();
+      const f = droppedOnce();
+      const put = client(f.fetch).putObject('bkt', 'k', body);
+      await until(() => f.calls.length === 1);
+      sw.takeOver();
+      await vi.advanceTimersByTimeAsync(DROPPED_MS + 12_000 - 1);
+      expect(f.calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      await until(() => f.calls.length === 2);
+      await put;
+      expect(f.calls.map((c) => [c.method, c.aborted])).toEqual([['PUT', true], ['PUT', undefined]]);
+
+      // A server's endpoint (a port): the body may still be on its way over a slow network.
+      const sw2 = stubContainer();
+      const g = droppedOnce();
+      const server = createClient({ endpoint: 'http://svc.localhost:9000', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret', fetch: g.fetch });
+      let settled = false;
+      void server.putObject('bkt', 'k', body).finally(() => (settled = true)).catch(() => {});
+      await until(() => g.calls.length === 1);
+      sw2.takeOver();
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      expect([settled, g.calls.length, g.calls[0]!.aborted]).toEqual([false, 1, undefined]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('fails with a TypeError that says so when sending again is not safe (a POST), instead of waiting for ever', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
