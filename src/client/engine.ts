@@ -32,8 +32,12 @@ export function controllerNow(): ServiceWorker | null | undefined {
   return globalThis.navigator?.serviceWorker?.controller;
 }
 
-/** How long after a failed request a change of controller still counts as its cause. */
-const TAKEOVER_MS = 1_000;
+/**
+ * How long after a failed request a change of controller still counts as its cause: as long as an
+ * old worker that said it was idle refuses requests while it waits to be replaced (HANDED_OVER_MS
+ * in sw/takeover.ts). The swap takes milliseconds on a quiet machine, but more on a loaded one.
+ */
+const TAKEOVER_MS = 3_000;
 
 /**
  * Whether a request that failed with `error` was cut off by a new build of the worker taking over:
