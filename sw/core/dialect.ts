@@ -26,7 +26,7 @@ export interface Dialect {
   readonly multipartEtag: 'svc' | 's3';
   /** An object read names its last path segment in `Content-Disposition: inline` unless it has its own (SVC, NOS). */
   readonly inlineName: boolean;
-  /** If-Match, If-None-Match and If-Unmodified-Since are honoured beside If-Modified-Since (S3). */
+  /** If-Match, If-None-Match and If-Unmodified-Since are honoured beside If-Modified-Since, and If-Match and If-None-Match on writes (S3). */
   readonly allConditionals: boolean;
   /** A sub-resource this service does not have: 405 (SVC, NOS) or S3's 501 NotImplemented. */
   readonly unsupported: 'MethodNotAllowed' | 'NotImplemented';

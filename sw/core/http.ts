@@ -1,6 +1,7 @@
 // HTTP details implemented from RFC 9110 and docs/protocol.md ("Ranges", "Conditional reads"): dates, ranges, conditionals,
 // Content-Disposition, ETags.
 import { SvcError } from './errors.ts';
+import type { WriteCondition } from '../store/types.ts';
 
 /** RFC 1123 GMT, as HTTP dates are written. */
 export const httpDate = (ms: number): string => new Date(ms).toUTCString();
@@ -108,4 +109,22 @@ export function preconditions(h: Headers, o: { etag: string; lastModified: numbe
   const modified = h.get(`${prefix}if-modified-since`);
   if (modified !== null && Date.parse(modified) <= now && after(modified, o.lastModified) === false) return notModified;
   return 'ok';
+}
+
+/**
+ * S3's conditional write, from a PUT's, Copy's or Complete's If-Match and If-None-Match (they name
+ * the object at the key being written; a copy's source has its own headers): If-Match needs an
+ * object (404 NoSuchKey without one) that it lists (`*` lists any), If-None-Match needs none it
+ * lists. Undefined when the request has neither header.
+ */
+export function writeCondition(h: Headers): WriteCondition | undefined {
+  const ifMatch = h.get('if-match');
+  const ifNoneMatch = h.get('if-none-match');
+  if (ifMatch === null && ifNoneMatch === null) return undefined;
+  return (current) => {
+    if (ifMatch !== null && !current) return 'noSuchKey';
+    if (ifMatch !== null && !etagListed(ifMatch, current!.etag)) return 'preconditionFailed';
+    if (ifNoneMatch !== null && current && etagListed(ifNoneMatch, current.etag)) return 'preconditionFailed';
+    return undefined;
+  };
 }

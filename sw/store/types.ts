@@ -195,6 +195,16 @@ export type WriteResult = 'ok' | 'noSuchBucket';
 export type QuotaRefusal = 'quotaExceeded';
 
 /**
+ * A conditional write's test of the object now current at its key (S3's If-Match and
+ * If-None-Match on PUT, Copy and Complete). It runs inside the write's own step, so no other
+ * write comes between the test and the commit; what it answers refuses the write, which then
+ * changes nothing.
+ */
+export type WriteCondition = (current: ObjectRecord | undefined) => ConditionRefusal | undefined;
+/** Why a conditional write was refused: the object fails the condition, or If-Match found none. */
+export type ConditionRefusal = 'preconditionFailed' | 'noSuchKey';
+
+/**
  * A body in hand: a Blob, or the bytes themselves when they are already in memory (a small body:
  * in a browser, wrapping 1 KiB in a Blob only to read it back or answer with it costs more than
  * the rest of the request).
@@ -267,13 +277,15 @@ export interface Store {
   roomFor(bucket: BucketRef, target: WriteTarget): Promise<number>;
   /**
    * Stores `body` as the object's bytes and makes it current. What it replaces goes into the
-   * history when versioning is Enabled, else is deleted. The owner's quota is checked first.
+   * history when versioning is Enabled, else is deleted. The owner's quota is checked first, and
+   * before it `condition`, when given.
    */
   putObject(
     bucket: BucketRef,
     object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>,
     body: Stored,
-  ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal>;
+    condition?: WriteCondition,
+  ): Promise<ObjectRecord | 'noSuchBucket' | QuotaRefusal | ConditionRefusal>;
   /**
    * An import (rules/imports.ts): stores these bodies as import `importId`'s own, seen by no read,
    * listing or usage figure until commitImport hands them to objects. `bucketId` and `key` only
@@ -323,6 +335,7 @@ export interface Store {
     parts: { partNumber: number; etag: string }[],
     object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>,
     minPartBytes: number,
+    condition?: WriteCondition,
   ): Promise<ObjectRecord | CompleteRefusal>;
   /** Ends the upload and deletes its parts. */
   abortMultipartUpload(bucket: BucketRef, uploadId: string): Promise<'ok' | 'noSuchBucket' | 'noSuchUpload'>;
@@ -368,4 +381,5 @@ export type CompleteRefusal =
   | { refused: 'noSuchBucket' }
   | { refused: 'noSuchUpload' }
   | { refused: 'invalidPart'; partNumber: number }
-  | { refused: 'entityTooSmall'; partNumber: number };
+  | { refused: 'entityTooSmall'; partNumber: number }
+  | { refused: ConditionRefusal };

@@ -17,6 +17,7 @@ import { chunkSignature, type ChunkSigning } from '../../protocol/aws-chunked.ts
 import { canonicalRequest, parseAuthorization, sha256Hex, signV4, stringToSignV4, type SignedBy } from '../../protocol/sigv4.ts';
 import type { Handle } from '../../sw/core/handler.ts';
 import { partsOf } from '../../sw/core/ops/objects.ts';
+import { writeCondition } from '../../sw/core/http.ts';
 import type { Store } from '../../sw/store/types.ts';
 
 interface Creds {
@@ -551,6 +552,98 @@ describe.each(STORE_KINDS)('S3 bodies at the edge (%s)', (kind) => {
 });
 
 // --- the rest, over one store -----------------------------------------------------------------------
+
+// --- conditional writes, over every store kind ------------------------------------------------------
+
+describe.each(STORE_KINDS)('S3 conditional writes: If-Match, If-None-Match on PUT, Copy and Complete (%s)', (kind) => {
+  const NEW = te.encode('the new state');
+  const q = (etag: string) => `"${etag}"`;
+
+  it('PUT: If-None-Match * writes only a new key, If-Match only over the object it names; a refusal changes nothing', async () => {
+    const s = await service(kind);
+    const put = (key: string, body: Uint8Array<ArrayBuffer>, headers: Record<string, string>) => s.call(s3('PUT', vhost(key), body, { headers }));
+    expect((await put('k', OLD, { 'if-none-match': '*' })).status).toBe(200);
+    for (const [headers, want] of [
+      [{ 'if-none-match': '*' }, [412, 'PreconditionFailed']],
+      [{ 'if-none-match': q(md5(OLD)) }, [412, 'PreconditionFailed']],
+      [{ 'if-none-match': `"x", W/${q(md5(OLD))}` }, [412, 'PreconditionFailed']],
+      [{ 'if-match': q(md5(NEW)) }, [412, 'PreconditionFailed']],
+      [{ 'if-match': 'badetag' }, [412, 'PreconditionFailed']],
+      [{ 'if-match': '*', 'if-none-match': '*' }, [412, 'PreconditionFailed']],
+    ] as const) {
+      const r = await put('k', NEW, headers);
+      expect([r.status, r.code], JSON.stringify(headers)).toEqual(want);
+    }
+    await s.expectHolds('k', OLD);
+    // If-Match where the key holds nothing: 404 NoSuchKey, and nothing is written.
+    for (const ifMatch of ['*', q(md5(OLD))]) {
+      const r = await put('absent', NEW, { 'if-match': ifMatch });
+      expect([r.status, r.code], ifMatch).toEqual([404, 'NoSuchKey']);
+    }
+    await s.expectHolds('absent', null);
+    // Conditions that hold write.
+    expect((await put('k', NEW, { 'if-none-match': q(md5(NEW)) })).status).toBe(200);
+    expect((await put('k', OLD, { 'if-match': md5(NEW) })).status).toBe(200); // unquoted, as boto3 sends it
+    expect((await put('k', NEW, { 'if-match': '*' })).status).toBe(200);
+    await s.expectHolds('k', NEW);
+  });
+
+  it('the condition is tested again as the write commits: a write that came between refuses it, and of two racing creates one wins', async () => {
+    const s = await service(kind);
+    const ref = (await s.store.getBucket(BUCKET))!;
+    const object = { key: 'k', size: NEW.byteLength, etag: md5(NEW), lastModified: Date.now(), contentType: 'application/octet-stream', headers: {}, meta: [] };
+    // Tested by the handler before the body was read, when the key held nothing; then a write came.
+    await s.put('k', OLD);
+    expect(await s.store.putObject(ref, object, NEW, writeCondition(new Headers({ 'if-none-match': '*' })))).toBe('preconditionFailed');
+    expect(await s.store.putObject(ref, object, NEW, writeCondition(new Headers({ 'if-match': q(md5(NEW)) })))).toBe('preconditionFailed');
+    await s.expectHolds('k', OLD);
+    const racing = await Promise.all([OLD, NEW].map((body) => s.call(s3('PUT', vhost('race'), body, { headers: { 'if-none-match': '*' } }))));
+    expect(racing.map((r) => r.status).sort()).toEqual([200, 412]);
+    await s.expectHolds('race', racing[0]!.status === 200 ? OLD : NEW);
+  });
+
+  it('Complete: refused by its condition, the upload stays and completes without it; CopyObject: the condition names the destination', async () => {
+    const s = await service(kind);
+    await s.put('k', OLD);
+    const started = await s.call(s3('POST', `${vhost('k')}?uploads`));
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(started.text)![1]!;
+    expect((await s.call(s3('PUT', `${vhost('k')}?partNumber=1&uploadId=${uploadId}`, NEW))).status).toBe(200);
+    const list = te.encode(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"${md5(NEW)}"</ETag></Part></CompleteMultipartUpload>`);
+    for (const [headers, want] of [[{ 'if-none-match': '*' }, [412, 'PreconditionFailed']], [{ 'if-match': q(md5(NEW)) }, [412, 'PreconditionFailed']]] as const) {
+      const r = await s.call(s3('POST', `${vhost('k')}?uploadId=${uploadId}`, list, { headers }));
+      expect([r.status, r.code], JSON.stringify(headers)).toEqual(want);
+    }
+    const absent = await s.call(s3('POST', `${vhost('k')}?uploadId=${uploadId}`, list, { headers: { 'if-match': '*' } }));
+    expect(absent.status).toBe(200); // k holds an object: * names it
+    const completed = /<ETag>(?:&quot;|")([0-9a-f]{32}-1)(?:&quot;|")<\/ETag>/.exec(absent.text)![1]!;
+    const read = await s.call(s3('GET', vhost('k')));
+    expect([read.status, md5(read.body), read.headers.get('etag')]).toEqual([200, md5(NEW), q(completed)]);
+
+    // Copy: If-None-Match / If-Match name the destination; x-amz-copy-source-if-* the source.
+    await s.put('src', OLD);
+    const copy = (headers: Record<string, string>) => s.call(s3('PUT', vhost('k'), undefined, { headers: { 'x-amz-copy-source': `/${BUCKET}/src`, ...headers } }));
+    const refused = await copy({ 'if-none-match': '*' });
+    expect([refused.status, refused.code]).toEqual([412, 'PreconditionFailed']);
+    const nothing = await s.call(s3('PUT', vhost('fresh'), undefined, { headers: { 'x-amz-copy-source': `/${BUCKET}/src`, 'if-match': '*' } }));
+    expect([nothing.status, nothing.code]).toEqual([404, 'NoSuchKey']);
+    await s.expectHolds('fresh', null);
+    expect((await copy({ 'if-match': q(md5(NEW)) })).code).toBe('PreconditionFailed'); // k's ETag is the upload's
+    expect((await s.call(s3('GET', vhost('k')))).headers.get('etag')).toBe(q(completed));
+    expect((await copy({ 'if-match': q(completed), 'x-amz-copy-source-if-match': q(md5(OLD)) })).status).toBe(200);
+    await s.expectHolds('k', OLD);
+  });
+
+  it('in SVC and NOS, If-None-Match and If-Match on a write are not conditions (the dialect has none): the PUT writes', async () => {
+    const s = await service(kind);
+    await s.put('k', OLD);
+    for (const condition of [{ 'if-none-match': '*' }, { 'if-match': '"nothing"' }] as Record<string, string>[]) {
+      const headers = signHeaders('PUT', `http://svc.localhost/${BUCKET}/k`, new Headers({ ...condition, 'content-length': String(NEW.byteLength) }));
+      const svc = await s.call(new Request(`http://${BUCKET}.svc.localhost/k`, { method: 'PUT', body: NEW, headers }));
+      expect(svc.status, svc.text).toBe(200);
+    }
+    await s.expectHolds('k', NEW);
+  });
+});
 
 describe('S3 authorization at the edge', () => {
   const body = te.encode('new bytes');

@@ -140,6 +140,33 @@ describe('the AWS SDK v3 against swbucket serve', () => {
     expect([overrides.ContentType, overrides.ContentDisposition]).toEqual(['text/x-mine', 'attachment; filename="k.txt"']);
   });
 
+  it('writes conditionally: IfNoneMatch \'*\' and IfMatch on PutObject, CopyObject and CompleteMultipartUpload', async () => {
+    const Bucket = await newBucket();
+    const { ETag } = await s3.send(new PutObjectCommand({ Bucket, Key: 'lock', Body: 'mine', IfNoneMatch: '*' }));
+    const taken = await sdkError(s3.send(new PutObjectCommand({ Bucket, Key: 'lock', Body: 'theirs', IfNoneMatch: '*' })));
+    expect([taken.name, taken.$metadata.httpStatusCode]).toEqual(['PreconditionFailed', 412]);
+    const stale = await sdkError(s3.send(new PutObjectCommand({ Bucket, Key: 'lock', Body: 'theirs', IfMatch: `"${md5('other')}"` })));
+    expect([stale.name, stale.$metadata.httpStatusCode]).toEqual(['PreconditionFailed', 412]);
+    const missing = await sdkError(s3.send(new PutObjectCommand({ Bucket, Key: 'none', Body: 'x', IfMatch: ETag })));
+    expect([missing.name, missing.$metadata.httpStatusCode]).toEqual(['NoSuchKey', 404]);
+    expect(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'lock' }))).Body!.transformToString()).toBe('mine');
+    // Compare and swap: the write that names the current ETag wins.
+    const swapped = await s3.send(new PutObjectCommand({ Bucket, Key: 'lock', Body: 'next', IfMatch: ETag }));
+    expect(swapped.ETag).toBe(`"${md5('next')}"`);
+
+    const copied = await sdkError(s3.send(new CopyObjectCommand({ Bucket, Key: 'lock', CopySource: `${Bucket}/lock`, MetadataDirective: 'REPLACE', IfNoneMatch: '*' })));
+    expect(copied.name).toBe('PreconditionFailed');
+    await s3.send(new CopyObjectCommand({ Bucket, Key: 'copy', CopySource: `${Bucket}/lock`, IfNoneMatch: '*' }));
+
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: 'lock' }));
+    const part = await s3.send(new UploadPartCommand({ Bucket, Key: 'lock', UploadId, PartNumber: 1, Body: 'whole' }));
+    const MultipartUpload = { Parts: [{ PartNumber: 1, ETag: part.ETag }] };
+    const refused = await sdkError(s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'lock', UploadId, MultipartUpload, IfNoneMatch: '*' })));
+    expect([refused.name, refused.$metadata.httpStatusCode]).toEqual(['PreconditionFailed', 412]);
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: 'lock', UploadId, MultipartUpload, IfMatch: swapped.ETag }));
+    expect(await (await s3.send(new GetObjectCommand({ Bucket, Key: 'lock' }))).Body!.transformToString()).toBe('whole');
+  });
+
   it('deletes: 204 whether or not the key held anything; DeleteObjects reports each key', async () => {
     const Bucket = await newBucket();
     await s3.send(new PutObjectCommand({ Bucket, Key: 'a', Body: 'a' }));

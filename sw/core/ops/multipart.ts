@@ -6,7 +6,7 @@ import { checkObjectAcl, ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml } from '../xml.ts';
-import { checkKeyLength, checkMetadataSize, inBucket, objectHeadersFrom, written, writtenHeaders } from './objects.ts';
+import { checkKeyLength, checkMetadataSize, held, inBucket, objectHeadersFrom, writeConditionOf, written, writtenHeaders } from './objects.ts';
 import { intParam, ownerOf } from './buckets.ts';
 import { md5OfBlob, md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, ObjectRecord, UploadRecord } from '../../store/types.ts';
@@ -150,6 +150,7 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
   if (objectMd5 !== undefined && !/^[0-9a-fA-F]{32}$/.test(objectMd5)) {
     fail('InvalidDigest', `${own(ctx, 'Object-md5')} must be 32 hex characters.`);
   }
+  const condition = await writeConditionOf(ctx, bucket);
   const parts = partList(await readXmlBody(ctx, limits.completeBodyBytes));
   // Complete's own metadata wins over Initiate's, name by name.
   const meta = new Map(upload.meta);
@@ -165,7 +166,7 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
     headers: upload.headers,
     meta: [...meta],
     ...(objectMd5 ? { objectMd5: objectMd5.toLowerCase() } : {}),
-  }, ctx.dialect.partMinBytes);
+  }, ctx.dialect.partMinBytes, condition);
   if ('refused' in made) {
     switch (made.refused) {
       case 'noSuchBucket':
@@ -176,6 +177,8 @@ export async function completeMultipartUpload(ctx: Context): Promise<Response> {
         return fail('InvalidPart', `Part ${made.partNumber} was not uploaded, or its ETag does not match.`);
       case 'entityTooSmall':
         return fail('EntityTooSmall', `Part ${made.partNumber} is under ${ctx.dialect.partMinBytes} bytes and is not the last part.`);
+      default:
+        return held<Response>(made.refused);
     }
   }
   return completed(ctx, made);

@@ -5,12 +5,12 @@ import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { readBody, readXmlBody } from '../body.ts';
 import {
-  contentDisposition, httpDate, isoDate, isMediaType, modifiedSince, parseRange, preconditions, quoteEtag, utf8Length,
+  contentDisposition, httpDate, isoDate, isMediaType, modifiedSince, parseRange, preconditions, quoteEtag, utf8Length, writeCondition,
 } from '../http.ts';
 import { children, childText, parseXml } from '../xml.ts';
 import { bucketNameProblem, isValidBucketName } from '../../../protocol/address.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { STANDARD_HEADERS, type BucketRecord, type ObjectHeaders, type ObjectPart, type ObjectRecord } from '../../store/types.ts';
+import { STANDARD_HEADERS, type BucketRecord, type BucketRef, type ConditionRefusal, type ObjectHeaders, type ObjectPart, type ObjectRecord, type WriteCondition } from '../../store/types.ts';
 import { blobOf, responseBody } from '../../store/pieces.ts';
 import { own, xmlAnswer, type Context } from '../context.ts';
 
@@ -165,6 +165,24 @@ export function written<T>(result: T | 'noSuchBucket' | 'quotaExceeded'): T {
   return result;
 }
 
+/** Turns a conditional write's refusal into its error: 412 PreconditionFailed, or 404 NoSuchKey for If-Match with no object. */
+export function held<T>(result: T | ConditionRefusal): T {
+  if (result === 'preconditionFailed') return fail('PreconditionFailed');
+  if (result === 'noSuchKey') return fail('NoSuchKey', 'If-Match names an object, and the key has none.');
+  return result as T;
+}
+
+/**
+ * The request's conditional write (S3: If-Match, If-None-Match), or undefined. Tested here against
+ * the object now at the key, so that a write it refuses is refused before its body is read; the
+ * store tests it again as the write commits, since another write may come between.
+ */
+export async function writeConditionOf(ctx: Context, bucket: BucketRef): Promise<WriteCondition | undefined> {
+  const condition = ctx.dialect.allConditionals ? writeCondition(ctx.req.headers) : undefined;
+  if (condition) held(condition(inBucket(await ctx.store.headObject(bucket, ctx.key))) ?? 'ok');
+  return condition;
+}
+
 /**
  * Turns a read's 'noSuchBucket' into its error: the bucket the request was authorised for was
  * deleted since, perhaps re-created by someone else (docs/browser.md, "Bucket identity").
@@ -278,14 +296,16 @@ export async function putObject(ctx: Context): Promise<Response> {
   checkObjectAcl(ctx, bucket, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const headers = objectHeadersFrom(ctx);
+  const condition = await writeConditionOf(ctx, bucket);
   const room = await ctx.store.roomFor(bucket, { key: ctx.key });
   const body = await readBody(ctx, { max: limits.putObjectBytes, tooLarge: 'EntityTooLarge', requireLength: true, room });
   const checksum = body.checksum ? { checksum: { algorithm: body.checksum.algorithm, value: body.checksum.value } } : {};
-  const made = written(await ctx.store.putObject(
+  const made = held(written(await ctx.store.putObject(
     bucket,
     { key: ctx.key, size: body.size, etag: body.md5, lastModified: ctx.now(), ...headers, ...checksum },
     body.body,
-  ));
+    condition,
+  )));
   const answer = writtenHeaders(ctx, made);
   if (body.checksum) answer[body.checksum.header] = body.checksum.value;
   return new Response(null, { status: 200, headers: answer });
@@ -421,6 +441,7 @@ export async function copyObject(ctx: Context): Promise<Response> {
   checkObjectAcl(ctx, destination, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const { source, object, body } = await copySource(ctx);
+  const condition = await writeConditionOf(ctx, destination);
   // S3 copies the source's metadata, or with `x-amz-metadata-directive: REPLACE` takes the request's.
   const directive = ctx.dialect.name === 's3' ? (ctx.req.headers.get('x-amz-metadata-directive') ?? 'COPY').trim().toUpperCase() : 'COPY';
   if (directive !== 'COPY' && directive !== 'REPLACE') fail('InvalidArgument', 'x-amz-metadata-directive must be COPY or REPLACE.');
@@ -433,9 +454,9 @@ export async function copyObject(ctx: Context): Promise<Response> {
     : { contentType: object.contentType, headers: object.headers, meta: object.meta };
   // A copy is a new single-request object: its ETag is the plain MD5 of the bytes.
   const etag = isMultipart(object) ? await md5OfBlob(await blobOf(body)) : object.etag;
-  const made = written(await ctx.store.putObject(destination, {
+  const made = held(written(await ctx.store.putObject(destination, {
     key: ctx.key, size: object.size, etag, lastModified: ctx.now(), ...metadata, ...(object.checksum ? { checksum: object.checksum } : {}),
-  }, body));
+  }, body, condition)));
   if (ctx.dialect.name !== 's3') return new Response(null, { status: 200, headers: writtenHeaders(ctx, made) });
   const headers: Record<string, string> = made.versionId === undefined ? {} : { 'x-amz-version-id': String(made.versionId) };
   if (object.versionId !== undefined) headers['x-amz-copy-source-version-id'] = String(object.versionId);

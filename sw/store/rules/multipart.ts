@@ -5,7 +5,7 @@
 import { all, getRead, range, rangeRead, type Read } from '../engine/types.ts';
 import { PARTS, UPLOADS, UPLOAD_KEYS } from '../schema.ts';
 import { completedFrom } from '../parts.ts';
-import type { BucketRecord, BucketRef, CompleteRefusal, ObjectRecord, PartRecord, QuotaRefusal, UploadRecord } from '../types.ts';
+import type { BucketRecord, BucketRef, CompleteRefusal, ObjectRecord, PartRecord, QuotaRefusal, UploadRecord, WriteCondition } from '../types.ts';
 import { bodyId, dropBodies, putBody, type PreparedBody } from './bodies.ts';
 import { makeCurrent, type ObjectStep } from './objects.ts';
 import { charge } from './usage.ts';
@@ -55,6 +55,7 @@ export function* complete(
   list: { partNumber: number; etag: string }[],
   object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>,
   minPartBytes: number,
+  condition?: WriteCondition,
 ): Generator<Read, ObjectRecord | CompleteRefusal, unknown> {
   // While the upload exists its bucket cannot be deleted (deleteBucket refuses), so the upload's
   // parts all belong to this very bucket.
@@ -62,8 +63,9 @@ export function* complete(
   if (!belongs(upload, bucket)) return { refused: 'noSuchUpload' };
   const parts = completedFrom(list, stored, minPartBytes);
   if ('refused' in parts) return parts;
-  const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks, parts: parts.parts, uploadId }, 0, parts.freed);
+  const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, size: parts.size, chunks: parts.chunks, parts: parts.parts, uploadId }, 0, parts.freed, condition);
   if (made === 'quotaExceeded') throw new Error('completing never grows usage');
+  if (typeof made !== 'object') return { refused: made };
   yield* dropBodies(s.w, parts.dropped.map((p) => p.bodyId), s.pieces);
   end(s, upload);
   return made;

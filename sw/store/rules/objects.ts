@@ -6,7 +6,7 @@
 import { all, get, getRead, range, type Read } from '../engine/types.ts';
 import { BUCKETS, OBJECTS, VERSIONS } from '../schema.ts';
 import { StoreLimitError } from '../errors.ts';
-import type { BucketRecord, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal } from '../types.ts';
+import type { BucketRecord, ConditionRefusal, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal, WriteCondition } from '../types.ts';
 import { dropBodies, idsOf } from './bodies.ts';
 import { charge, type WriteStep } from './usage.ts';
 
@@ -29,7 +29,7 @@ export const canBeVersion = (versionId: number | undefined): boolean =>
  * Makes `next` the current object at its key. What it replaces goes into the history when the
  * bucket's versioning is Enabled (getting a versionId if it had none), else its bytes are deleted.
  * `added` is the number of bytes this write brings into the bucket; the owner is charged that
- * less whatever is freed, and nothing is written when the quota refuses.
+ * less whatever is freed, and nothing is written when the quota refuses, or `condition` does.
  */
 export function* makeCurrent(
   s: ObjectStep,
@@ -37,8 +37,11 @@ export function* makeCurrent(
   next: Omit<ObjectRecord, 'versionId'>,
   added: number,
   freed = 0,
-): Generator<Read, ObjectRecord | QuotaRefusal, unknown> {
+  condition?: WriteCondition,
+): Generator<Read, ObjectRecord | QuotaRefusal | ConditionRefusal, unknown> {
   const old = yield* get(OBJECTS, [next.bucket, next.key]);
+  const refused = condition?.(old);
+  if (refused) return refused;
   const keepHistory = bucket.versioning === 'Enabled';
   const delta = added - freed - (old && !keepHistory ? old.size : 0);
   if (!(yield* charge(s, bucket, delta))) return 'quotaExceeded';
@@ -156,7 +159,7 @@ export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: str
   const moved: Omit<ObjectRecord, 'versionId'> & { versionId?: number } = { ...source, key: to, lastModified };
   delete moved.versionId; // the destination is a new write: it gets its own versionId
   const made = yield* makeCurrent(s, bucket, moved, 0);
-  if (made === 'quotaExceeded') throw new Error('a move never grows usage');
+  if (typeof made !== 'object') throw new Error('a move never grows usage, and has no condition');
   return made;
 }
 

@@ -259,12 +259,12 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       });
     },
 
-    async putObject(ref, object, body) {
+    async putObject(ref, object, body, condition) {
       const prepared = await withBody(body);
       return bucketWrite(ref, function* (s, bucket) {
         const id = bodyId(bucket.id, object.key);
-        const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size: prepared.size }] }, prepared.size);
-        if (made !== 'quotaExceeded') {
+        const made = yield* makeCurrent(s, bucket, { ...object, bucket: bucket.name, chunks: [{ id, size: prepared.size }] }, prepared.size, 0, condition);
+        if (typeof made === 'object') {
           putBody(s.w, id, prepared);
           caches.hint(ref, object.key, id); // a hint only: harmless if this never commits
         }
@@ -317,10 +317,10 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       return bucketWrite(ref, (s, bucket) => putPart(s, bucket, part, prepared));
     },
 
-    async completeMultipartUpload(ref, uploadId, list, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>, minPartBytes): Promise<ObjectRecord | CompleteRefusal> {
+    async completeMultipartUpload(ref, uploadId, list, object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'size' | 'versionId' | 'parts' | 'uploadId'>, minPartBytes, condition): Promise<ObjectRecord | CompleteRefusal> {
       caches.forgetUpload(uploadId);
       try {
-        const done = await bucketWrite(ref, (s, bucket) => complete(s, bucket, uploadId, list, object, minPartBytes));
+        const done = await bucketWrite(ref, (s, bucket) => complete(s, bucket, uploadId, list, object, minPartBytes, condition));
         return done === 'noSuchBucket' ? { refused: 'noSuchBucket' } : done;
       } finally {
         caches.forgetUpload(uploadId);
