@@ -40,7 +40,7 @@ beforeAll(async () => {
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAYAAAD0In+KAAAAEUlEQVR4nGP4z8DwHwQZGBgAIfsD/VxfvZ8AAAAASUVORK5CYII=';
 
 describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () => {
-  it('creates a bucket, puts and reads strings, Blobs and Files, lists, copies and deletes', async () => {
+  it('creates a bucket, puts and reads strings, Blobs and Files, lists, copies, deletes and writes conditionally', async () => {
     const got = await service.page.evaluate(async ({ script, bucket }: { script: string; bucket: string }) => {
       (0, eval)(script);
       const S3 = (globalThis as any).__s3; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -61,12 +61,10 @@ describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () =>
       await s3.send(new S3.CopyObjectCommand({ Bucket: bucket, Key: 'copy.txt', CopySource: `${bucket}/notes/a.txt` }));
       const copy = await s3.send(new S3.HeadObjectCommand({ Bucket: bucket, Key: 'copy.txt' }));
       const deleted = await s3.send(new S3.DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [{ Key: 'copy.txt' }, { Key: 'notes/f.txt' }] } }));
-      let missing = '';
-      try {
-        await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'copy.txt' }));
-      } catch (e) {
-        missing = (e as Error).name;
-      }
+      const failure = (p: Promise<unknown>) => p.then(() => 'none', (e: Error) => e.name);
+      const missing = await failure(s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'copy.txt' })));
+      // A conditional write: create only where the key holds nothing.
+      const taken = await failure(s3.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'notes/a.txt', Body: 'overwritten', IfNoneMatch: '*' })));
       // The same object through the service's own dialect: the page-origin mount, signed by nobody (the bucket is private).
       const svc = await fetch(`http://${bucket}.svc.localhost/notes/a.txt`);
       return {
@@ -74,6 +72,7 @@ describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () =>
         blobSize: bBytes.length, blobOk: bBytes.every((x: number, i: number) => x === i % 251), blobType: b.ContentType,
         keys: listed.Contents.map((c: { Key: string }) => c.Key), copyType: copy.ContentType,
         deleted: deleted.Deleted.map((d: { Key: string }) => d.Key).sort(), missing, svcStatus: svc.status,
+        taken, kept: await (await s3.send(new S3.GetObjectCommand({ Bucket: bucket, Key: 'notes/a.txt' }))).Body.transformToString(),
       };
     }, { script: sdkScript, bucket: `sdk-page-${Date.now()}` });
     expect(got).toEqual({
@@ -81,6 +80,7 @@ describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () =>
       blobSize: 100_000, blobOk: true, blobType: 'application/x-blob',
       keys: ['notes/a.txt', 'notes/f.txt'], copyType: 'text/plain',
       deleted: ['copy.txt', 'notes/f.txt'], missing: 'NoSuchKey', svcStatus: 403,
+      taken: 'PreconditionFailed', kept: 'from the page',
     });
   });
 
