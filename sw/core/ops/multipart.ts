@@ -6,7 +6,9 @@ import { checkObjectAcl, ownedBucket } from '../access.ts';
 import { declaredLength, readBody, readXmlBody } from '../body.ts';
 import { isoDate, quoteEtag, unquoteEtag } from '../http.ts';
 import { children, childText, parseXml } from '../xml.ts';
-import { checkKeyLength, checkMetadataSize, held, inBucket, objectHeadersFrom, writeConditionOf, written, writtenHeaders } from './objects.ts';
+import {
+  checkKeyLength, checkMetadataSize, held, inBucket, objectHeadersFrom, objectLocation, partNumberParam, writeConditionOf, written, writtenHeaders,
+} from './objects.ts';
 import { intParam, ownerOf } from './buckets.ts';
 import { md5OfBlob, md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, ObjectRecord, UploadRecord } from '../../store/types.ts';
@@ -58,16 +60,9 @@ export async function createMultipartUpload(ctx: Context): Promise<Response> {
   return xmlAnswer(ctx, { InitiateMultipartUploadResult: { Bucket: ctx.bucket, Key: ctx.key, UploadId: upload.uploadId } });
 }
 
-function partNumberOf(ctx: Context): number {
-  const text = ctx.query.get('partNumber') ?? '';
-  const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= limits.partNumberMax)) fail('InvalidArgument', `partNumber must be an integer from 1 to ${limits.partNumberMax}.`);
-  return n;
-}
-
 /** The upload and part number an Upload Part (or S3's UploadPartCopy) writes. */
 export async function uploadPartTarget(ctx: Context, bucket: BucketRecord): Promise<{ upload: UploadRecord; partNumber: number }> {
-  const partNumber = partNumberOf(ctx);
+  const partNumber = partNumberParam(ctx);
   return { upload: await uploadOf(ctx, bucket), partNumber };
 }
 
@@ -130,9 +125,8 @@ async function completedBefore(ctx: Context, bucket: BucketRecord): Promise<Obje
 }
 
 function completed(ctx: Context, made: ObjectRecord): Response {
-  const location = `http://${ctx.bucket}.${ctx.endpoint}/${ctx.key.split('/').map(encodeURIComponent).join('/')}`;
   return xmlAnswer(ctx, {
-    CompleteMultipartUploadResult: { Location: location, Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(made.etag) },
+    CompleteMultipartUploadResult: { Location: objectLocation(ctx, ctx.key), Bucket: ctx.bucket, Key: ctx.key, ETag: quoteEtag(made.etag) },
   }, 200, made.versionId === undefined ? {} : { [own(ctx, 'version-id')]: writtenHeaders(ctx, made)[own(ctx, 'version-id')]! });
 }
 

@@ -73,16 +73,25 @@ export function partsOf(o: ObjectRecord): ObjectPart[] | undefined {
   return count === 1 || o.chunks.length === count ? o.chunks.map((c, i) => ({ partNumber: i + 1, size: c.size })) : undefined;
 }
 
+/** `?partNumber=`, as Upload Part and S3's part reads take it: an integer from 1 to 10,000. */
+export function partNumberParam(ctx: Context): number {
+  const text = ctx.query.get('partNumber') ?? '';
+  const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= limits.partNumberMax)) fail('InvalidArgument', `partNumber must be an integer from 1 to ${limits.partNumberMax}.`);
+  return n;
+}
+
 /** S3's `?partNumber=` on GET and HEAD, checked before the object is read; undefined when absent. */
 function partNumberOf(ctx: Context): number | undefined {
-  const text = ctx.dialect.name === 's3' ? ctx.query.get('partNumber') : null;
-  if (text === null) return undefined;
-  const n = Number(text);
-  if (!/^\d{1,5}$/.test(text) || n < 1 || n > limits.partNumberMax) {
-    fail('InvalidArgument', `Part number must be an integer between 1 and ${limits.partNumberMax}, inclusive.`);
-  }
+  if (ctx.dialect.name !== 's3' || !ctx.query.has('partNumber')) return undefined;
+  const n = partNumberParam(ctx);
   if (ctx.req.headers.has('range')) fail('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
   return n;
+}
+
+/** Where an object is, as Complete and a form POST name it: its bucket's virtual host and the key, encoded. */
+export function objectLocation(ctx: Context, key: string): string {
+  return `http://${ctx.bucket}.${ctx.endpoint}/${key.split('/').map(encodeURIComponent).join('/')}`;
 }
 
 /**

@@ -6,7 +6,7 @@ import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { httpDate, isoDate, quoteEtag } from '../http.ts';
-import { VERSION_ID, checkKeyLength, copySource, held, inBucket, objectHeadersFrom, partsOf, written } from './objects.ts';
+import { VERSION_ID, checkKeyLength, copySource, held, inBucket, objectHeadersFrom, objectLocation, partsOf, written } from './objects.ts';
 import { listingEncoder, listingEntries, listingPage, ownerOf } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
@@ -253,7 +253,7 @@ export async function postObject(ctx: Context): Promise<Response> {
   const etag = await md5OfBlob(file);
   ctx.bytesIn = file.size;
   const made = held(written(await ctx.store.putObject(bucket, { key, size: file.size, etag, lastModified: ctx.now(), ...metadata }, file)));
-  const location = `http://${ctx.bucket}.${ctx.endpoint}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  const location = objectLocation(ctx, key);
   const headers: Record<string, string> = { etag: quoteEtag(etag), location };
   if (made.versionId !== undefined) headers['x-amz-version-id'] = String(made.versionId);
   const redirect = fields.get('success_action_redirect');
