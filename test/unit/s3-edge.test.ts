@@ -6,13 +6,12 @@
 // shows the old state, and by the store's integrity check (no body left behind).
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256 } from '@aws-crypto/sha256-js';
 import { crc32 } from '@aws-crypto/crc32';
 import { crc32c } from '@aws-crypto/crc32c';
 import { newService } from '../support/service.ts';
 import { STORE_KINDS, SOUND, contents, integrity, type StoreKind } from '../support/stores.ts';
 import { signHeaders } from '../support/sign.ts';
+import { S3_ROOT as ROOT, presigned, s3, signedHeaders } from '../support/s3-sign.ts';
 import { chunkSignature, type ChunkSigning } from '../../protocol/aws-chunked.ts';
 import { canonicalRequest, parseAuthorization, sha256Hex, signV4, stringToSignV4, type SignedBy } from '../../protocol/sigv4.ts';
 import type { Handle } from '../../sw/core/handler.ts';
@@ -20,12 +19,6 @@ import { partsOf } from '../../sw/core/ops/objects.ts';
 import { writeCondition } from '../../sw/core/http.ts';
 import type { Store } from '../../sw/store/types.ts';
 
-interface Creds {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
-
-const ROOT: Creds = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
 const BUCKET = 'edge';
 const vhost = (key = '') => `http://${BUCKET}.s3.localhost/${key}`;
 const pathStyle = (key = '') => `http://s3.localhost/${BUCKET}/${key}`;
@@ -71,58 +64,6 @@ const checksum: Record<Algorithm, (b: Uint8Array) => string> = {
 };
 
 // --- signing -------------------------------------------------------------------------------------
-
-interface SignOptions {
-  headers?: Record<string, string>;
-  /** x-amz-content-sha256: by default the hex SHA-256 of the body (of nothing without one); null: not sent. */
-  contentSha256?: string | null;
-  creds?: Creds;
-  service?: string;
-  region?: string;
-  date?: Date;
-}
-
-const signer = (o: SignOptions = {}) => new SignatureV4({
-  service: o.service ?? 's3', region: o.region ?? 'us-east-1', credentials: o.creds ?? ROOT, sha256: Sha256, uriEscapePath: false, applyChecksum: false,
-});
-
-function queryRecord(u: URL): Record<string, string> {
-  const q: Record<string, string> = {};
-  for (const [name, value] of u.searchParams) q[name] = value;
-  return q;
-}
-
-/** The headers of a request signed as the AWS SDK signs one (Authorization: AWS4-HMAC-SHA256 …). */
-async function signedHeaders(method: string, url: string, body: Uint8Array | undefined, o: SignOptions = {}): Promise<Headers> {
-  const u = new URL(url);
-  const headers: Record<string, string> = { host: u.host, ...(o.headers ?? {}) };
-  if (!('content-length' in headers) && (body !== undefined || method === 'PUT' || method === 'POST')) {
-    headers['content-length'] = String(body?.byteLength ?? 0);
-  }
-  if (o.contentSha256 !== null && !('x-amz-content-sha256' in headers)) headers['x-amz-content-sha256'] = o.contentSha256 ?? hex256(body ?? new Uint8Array());
-  const signed = await signer(o).sign(
-    { method, protocol: 'http:', hostname: u.hostname, path: u.pathname, query: queryRecord(u), headers },
-    { signingDate: o.date ?? new Date() },
-  );
-  return new Headers(signed.headers as Record<string, string>);
-}
-
-async function s3(method: string, url: string, body?: Uint8Array<ArrayBuffer>, o: SignOptions = {}): Promise<Request> {
-  const headers = await signedHeaders(method, url, body, o);
-  return new Request(url, { method, headers, ...(body !== undefined ? { body } : {}) });
-}
-
-/** A presigned URL as the AWS SDK makes it (SignatureV4.presign, the payload UNSIGNED-PAYLOAD). */
-async function presigned(method: string, url: string, expiresIn: number, date = new Date()): Promise<string> {
-  const u = new URL(url);
-  const p = await signer().presign(
-    { method, protocol: 'http:', hostname: u.hostname, path: u.pathname, query: queryRecord(u), headers: { host: u.host, 'x-amz-content-sha256': UNSIGNED_PAYLOAD } },
-    { signingDate: date, expiresIn },
-  );
-  const out = new URL(url);
-  out.search = new URLSearchParams(p.query as Record<string, string>).toString();
-  return out.toString();
-}
 
 /**
  * A presigned URL with any X-Amz-Expires, its signature correct (the SDK refuses to make one over
