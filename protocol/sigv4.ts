@@ -49,18 +49,31 @@ function credentialOf(text: string): Credential | undefined {
 export function parseAuthorization(header: string, amzDate: string | null): SignedBy | 'malformed' | undefined {
   const text = header.trim();
   if (!text.startsWith(`${SIGV4_ALGORITHM} `)) return undefined;
+  // Exactly the three fields, each once: two Authorization headers arrive joined by a comma
+  // (`A, B`), and a second Credential or Signature must not quietly replace the first.
   const fields = new Map<string, string>();
   for (const part of text.slice(SIGV4_ALGORITHM.length).split(',')) {
     const at = part.indexOf('=');
-    if (at < 0) return 'malformed';
-    fields.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
+    const name = part.slice(0, at).trim();
+    if (at < 0 || !AUTHORIZATION_FIELDS.has(name) || fields.has(name)) return 'malformed';
+    fields.set(name, part.slice(at + 1).trim());
   }
   const credential = credentialOf(fields.get('Credential') ?? '');
-  const signedHeaders = fields.get('SignedHeaders');
+  const signedHeaders = signedHeaderNames(fields.get('SignedHeaders') ?? '');
   const signature = fields.get('Signature');
   if (!credential || !signedHeaders || !signature || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
   if (amzDate === null || !AMZ_DATE.test(amzDate)) return 'malformed';
-  return { credential, signedHeaders: signedHeaders.split(';'), signature, amzDate };
+  return { credential, signedHeaders, signature, amzDate };
+}
+
+const AUTHORIZATION_FIELDS = new Set(['Credential', 'SignedHeaders', 'Signature']);
+/** A header name as HTTP writes one (RFC 9110's token), lower-cased as SigV4 signs it. */
+const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/;
+
+/** `SignedHeaders`: names separated by `;`, each a header name written in lower case; undefined when not. */
+function signedHeaderNames(text: string): string[] | undefined {
+  const names = text.split(';');
+  return names.every((n) => HEADER_NAME.test(n)) ? names : undefined;
 }
 
 /** A presigned URL's `X-Amz-*` parameters; 'malformed' when present but unreadable; undefined without them. */
@@ -69,11 +82,12 @@ export function parsePresigned(query: URLSearchParams): SignedBy | 'malformed' |
   if (query.get('X-Amz-Algorithm') !== SIGV4_ALGORITHM) return 'malformed';
   const credential = credentialOf(query.get('X-Amz-Credential') ?? '');
   const amzDate = query.get('X-Amz-Date') ?? '';
-  const expires = Number(query.get('X-Amz-Expires'));
-  const signedHeaders = query.get('X-Amz-SignedHeaders');
+  // Seconds written in digits only, as S3 takes them (not `1e3`, ` 60` or `0x3c`).
+  const expiresText = query.get('X-Amz-Expires') ?? '';
+  const signedHeaders = signedHeaderNames(query.get('X-Amz-SignedHeaders') ?? '');
   const signature = query.get('X-Amz-Signature') ?? '';
-  if (!credential || !AMZ_DATE.test(amzDate) || !Number.isSafeInteger(expires) || !signedHeaders || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
-  return { credential, signedHeaders: signedHeaders.split(';'), signature, amzDate, expires };
+  if (!credential || !AMZ_DATE.test(amzDate) || !/^\d{1,9}$/.test(expiresText) || !signedHeaders || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
+  return { credential, signedHeaders, signature, amzDate, expires: Number(expiresText) };
 }
 
 /** RFC 3986 encoding as SigV4 wants it: all but A-Z a-z 0-9 - _ . ~ as %XX (upper-case); `/` too unless `keepSlash`. */
@@ -98,18 +112,24 @@ export function canonicalPath(rawPath: string): string | undefined {
   }
 }
 
-/** The canonical query: every parameter but the signature, names and values encoded, sorted. */
-export function canonicalQuery(query: URLSearchParams): string {
-  const pairs = [...query].filter(([name]) => name !== 'X-Amz-Signature').map(([n, v]) => [uriEncode(n), uriEncode(v)] as const);
+/**
+ * The canonical query: every parameter, names and values encoded, sorted; for a presigned URL
+ * every one but its own signature (a header-signed request signs an `X-Amz-Signature` it carries too).
+ */
+export function canonicalQuery(query: URLSearchParams, presigned = false): string {
+  const pairs = [...query].filter(([name]) => !(presigned && name === 'X-Amz-Signature')).map(([n, v]) => [uriEncode(n), uriEncode(v)] as const);
   pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   return pairs.map(([n, v]) => `${n}=${v}`).join('&');
 }
 
-/** `name:value\n` for each signed header, the value trimmed and its runs of spaces made one. */
+/**
+ * `name:value\n` for each signed header, the value trimmed and its runs of spaces made one; `host`
+ * is always the `host` given, never a Host header of `headers`.
+ */
 export function canonicalHeaderLines(headers: Headers, signed: string[], host: string): string | undefined {
   let out = '';
   for (const name of signed) {
-    const value = name === 'host' ? headers.get('host') ?? host : headers.get(name);
+    const value = name === 'host' ? host : headers.get(name);
     if (value === null) return undefined; // signed, but not sent
     out += `${name}:${value.trim().replace(/\s+/g, ' ')}\n`;
   }
@@ -122,11 +142,16 @@ export interface CanonicalInput {
   rawPath: string;
   query: URLSearchParams;
   headers: Headers;
-  /** The host the request was sent to (`host[:port]`), for a signed `host` the runtime does not show (a service worker). */
+  /**
+   * The host signed as `host` (`host[:port]`): the one the request is routed by, whatever Host
+   * header it carries (a service worker sees none; an absolute-form target names its own).
+   */
   host: string;
   signedHeaders: string[];
   /** `x-amz-content-sha256` (or for a presigned URL `UNSIGNED-PAYLOAD`). */
   payloadHash: string;
+  /** A presigned URL's query, whose `X-Amz-Signature` is not itself signed. */
+  presigned?: boolean;
 }
 
 /** The canonical request, or undefined when the request cannot match any signature (a signed header missing, a bad path). */
@@ -134,7 +159,7 @@ export function canonicalRequest(i: CanonicalInput): string | undefined {
   const path = canonicalPath(i.rawPath);
   const headers = canonicalHeaderLines(i.headers, i.signedHeaders, i.host);
   if (path === undefined || headers === undefined) return undefined;
-  return [i.method, path, canonicalQuery(i.query), headers, i.signedHeaders.join(';'), i.payloadHash].join('\n');
+  return [i.method, path, canonicalQuery(i.query, i.presigned), headers, i.signedHeaders.join(';'), i.payloadHash].join('\n');
 }
 
 const hex = (bytes: ArrayBuffer): string => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('');

@@ -23,6 +23,20 @@ export function s3AccessKeyId(headers: Headers, query: URLSearchParams): string 
   return credential || undefined;
 }
 
+/**
+ * The host a signature must cover: the one the request is routed by (the URL's). A Host header
+ * is taken as written when it names that host (a client may sign `host:80`), never when it names
+ * another (an absolute-form target routes by its own host, whatever Host says).
+ */
+function routedHost(sent: string | null, url: URL): string {
+  if (sent === null) return url.host;
+  try {
+    return new URL(`${url.protocol}//${sent}`).host === url.host ? sent : url.host;
+  } catch {
+    return url.host;
+  }
+}
+
 const malformed = (presigned: boolean, message: string): never => {
   throw new SvcError(presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed', message);
 };
@@ -77,6 +91,14 @@ export async function authenticateS3(i: AuthInput): Promise<Authenticated> {
   if (presigned && (signed.expires! < 1 || signed.expires! > MAX_EXPIRES_SECONDS)) {
     malformed(true, `X-Amz-Expires must be from 1 to ${MAX_EXPIRES_SECONDS} seconds (seven days).`);
   }
+  // Whoever holds a signed request (an upload link above all) must not add to what it does: an
+  // unsigned x-amz-copy-source would turn an upload into a copy of anything the signer may read.
+  const unsigned = [...i.headers.keys()].filter((name) => name.startsWith('x-amz-') && !signed.signedHeaders.includes(name));
+  if (unsigned.length > 0) {
+    throw new SvcError('AccessDenied', `There were headers present in the request which were not signed: ${unsigned.join(', ')}. Sign every x-amz-* header sent.`, {}, {
+      HeadersNotSigned: unsigned.join(', '),
+    });
+  }
   const hashHeader = i.headers.get('x-amz-content-sha256');
   if (!presigned && hashHeader === null) {
     throw new SvcError('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256.');
@@ -99,9 +121,10 @@ export async function authenticateS3(i: AuthInput): Promise<Authenticated> {
     rawPath: i.url.pathname,
     query,
     headers,
-    host: i.url.host,
+    host: routedHost(headers.get('host'), i.url),
     signedHeaders: signed.signedHeaders,
     payloadHash,
+    presigned,
   });
   const text = canonical === undefined ? undefined : await stringToSignV4(signed.amzDate, credential, canonical);
   // A header value beyond ASCII is bytes on the wire: signed as those bytes (boto3 sending UTF-8,

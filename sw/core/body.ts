@@ -140,6 +140,13 @@ export async function requestBody(req: Request): Promise<{ stream: ReadableStrea
   return { stream: blob.size === 0 ? null : (blob.stream() as ReadableStream<Uint8Array>), size: blob.size, blob };
 }
 
+/** The request's body as the handler may already have read it (ctx.bodyRead), else from the request. */
+export async function bodySource(ctx: Context): Promise<{ stream: ReadableStream<Uint8Array> | null; size?: number; blob?: Blob }> {
+  const read = ctx.bodyRead;
+  if (!read) return requestBody(ctx.req);
+  return { stream: read.size === 0 ? null : (read.stream() as ReadableStream<Uint8Array>), size: read.size, blob: read };
+}
+
 export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   const expectedMd5 = parseContentMd5(ctx.req.headers.get('content-md5'));
   const check = await payloadCheck(ctx.payload, ctx.req.headers);
@@ -149,17 +156,32 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   if (declared !== undefined && declared > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   const room = l.room ?? Infinity;
   if (declared !== undefined && declared > room) overQuota();
-  const raw = ctx.bodyRead
-    ? { stream: ctx.bodyRead.size === 0 ? null : (ctx.bodyRead.stream() as ReadableStream<Uint8Array>), size: ctx.bodyRead.size, blob: ctx.bodyRead }
-    : await requestBody(ctx.req);
+  const raw = await bodySource(ctx);
   // A framed body's own bytes are known only once decoded: its size and Blob are the framing's.
   const framed = check !== undefined && !check.plain;
   const known = framed ? undefined : raw.size;
-  const blob = framed ? undefined : raw.blob;
   const stream = raw.stream && check ? check.stream(raw.stream) : raw.stream;
   if (known !== undefined && known > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   if (known !== undefined && known > room) overQuota();
 
+  const read = await readStream(ctx, stream, { ...l, room, ...(declared !== undefined ? { declared } : {}), ...(check ? { check } : {}), ...(!framed && raw.blob ? { held: raw.blob } : {}) });
+  if (declared !== undefined && read.size !== declared) {
+    throw new SvcError('IncompleteBody', `Content-Length is ${declared} but the body has ${read.size} bytes.`);
+  }
+  if (expectedMd5 !== undefined && expectedMd5 !== read.md5) {
+    throw new SvcError('BadDigest', 'The Content-MD5 you specified did not match what was received.');
+  }
+  const checksum = await check?.finish();
+  return { body: await read.body(), size: read.size, md5: read.md5, ...(checksum ? { checksum } : {}) };
+}
+
+/**
+ * A body's bytes read, hashed and gathered, stopping as soon as one passes a limit: `max`, the
+ * quota's `room`, a `declared` length. `held`: the same bytes already held as a Blob, kept as it is.
+ */
+export async function readStream(ctx: Context, stream: ReadableStream<Uint8Array> | null, l: Pick<BodyLimits, 'max' | 'tooLarge'> & {
+  room: number; declared?: number; check?: { update(bytes: Uint8Array): void }; held?: Blob;
+}): Promise<{ size: number; md5: string; body(): Promise<Bytes> }> {
   const md5 = await createMd5();
   const gathered = new Gathered();
   let size = 0;
@@ -177,14 +199,14 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
         if (done) break;
         size += value.byteLength;
         if (size > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
-        if (declared !== undefined && size > declared) {
+        if (l.declared !== undefined && size > l.declared) {
           throw new SvcError('IncompleteBody', 'The body is longer than Content-Length.');
         }
-        if (size > room) overQuota();
+        if (size > l.room) overQuota();
         md5.update(value);
-        check?.update(value);
+        l.check?.update(value);
         // A body read whole with blob() is kept as that Blob: copying it again only costs memory.
-        if (!blob) gathered.add(value);
+        if (!l.held) gathered.add(value);
       }
     } catch (e) {
       reader.cancel().catch(() => {});
@@ -194,16 +216,12 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
       ctx.bytesIn = size;
     }
   }
-  if (declared !== undefined && size !== declared) {
-    throw new SvcError('IncompleteBody', `Content-Length is ${declared} but the body has ${size} bytes.`);
-  }
-  const digest = md5.digest();
-  if (expectedMd5 !== undefined && expectedMd5 !== digest) {
-    throw new SvcError('BadDigest', 'The Content-MD5 you specified did not match what was received.');
-  }
-  const checksum = await check?.finish();
-  const body = !blob ? gathered.body() : size > BYTES_MAX ? blob : new Uint8Array(await blob.arrayBuffer());
-  return { body, size, md5: digest, ...(checksum ? { checksum } : {}) };
+  const held = l.held;
+  return {
+    size,
+    md5: md5.digest(),
+    body: async () => (!held ? gathered.body() : size > BYTES_MAX ? held : new Uint8Array(await held.arrayBuffer())),
+  };
 }
 
 /** An XML request body as text: size-capped before parsing, and valid UTF-8. */

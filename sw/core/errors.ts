@@ -33,6 +33,7 @@ const STATUS = {
   InvalidRequest: 400,
   BadRequest: 400,
   MalformedPOSTRequest: 400,
+  MaxPostPreDataLengthExceeded: 400,
   MalformedTrailerError: 400,
   InvalidPolicyDocument: 400,
   AuthorizationHeaderMalformed: 400,

@@ -19,6 +19,8 @@ export const limits = {
   completeBodyBytes: 4 * MiB,
   /** Any other XML request body (ACL, versioning, account documents). */
   smallXmlBodyBytes: 64 * KiB,
+  /** A form upload's fields before its file part (POST Object), part headers included, read before anything is authorised: S3's 20 KB. */
+  formFieldsBytes: 20 * KiB,
   /** An archive's swbucket.json: metadata only, about 400 bytes per stored version. */
   archiveManifestBytes: 64 * MiB,
   maxKeysDefault: 100,

@@ -45,13 +45,16 @@ export interface PayloadCheck {
  */
 function checksumRequest(headers: Headers): { algorithm: ChecksumAlgorithm; value?: string; inTrailer: boolean } | undefined {
   const trailer = headers.get('x-amz-trailer')?.trim().toLowerCase();
+  const given = CHECKSUM_ALGORITHMS.filter((a) => headers.has(checksumHeader(a)));
+  // One checksum a body: in a header or in the trailer, never both (nor two headers).
+  if (given.length + (trailer ? 1 : 0) > 1) {
+    throw new SvcError('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum types are not allowed.');
+  }
   if (trailer) {
     const algorithm = CHECKSUM_ALGORITHMS.find((a) => checksumHeader(a) === trailer);
     if (!algorithm) throw new SvcError('InvalidRequest', `The trailer ${trailer} is not a checksum this service knows (${CHECKSUM_ALGORITHMS.join(', ')}).`);
     return { algorithm, inTrailer: true };
   }
-  const given = CHECKSUM_ALGORITHMS.filter((a) => headers.has(checksumHeader(a)));
-  if (given.length > 1) throw new SvcError('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum types are not allowed.');
   if (given.length === 1) return { algorithm: given[0]!, value: headers.get(checksumHeader(given[0]!))!.trim(), inTrailer: false };
   // Named but not sent: S3 computes it and answers with it.
   const named = checksumAlgorithmOf(headers.get('x-amz-sdk-checksum-algorithm') ?? headers.get('x-amz-checksum-algorithm'));

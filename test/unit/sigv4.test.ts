@@ -90,7 +90,7 @@ describe('SigV4 as the AWS SDK signs it', () => {
       expect(by).toMatchObject({ expires: 900, signedHeaders: ['host'], amzDate: '20261126T103000Z' });
       const canonical = (q: URLSearchParams) => canonicalRequest({
         method, rawPath: presigned.path, query: q, headers: new Headers(), host: 'localhost:9000', signedHeaders: by.signedHeaders,
-        payloadHash: q.get('X-Amz-Content-Sha256') ?? UNSIGNED_PAYLOAD,
+        payloadHash: q.get('X-Amz-Content-Sha256') ?? UNSIGNED_PAYLOAD, presigned: true,
       })!;
       expect(await verifyV4(CREDS.secretAccessKey, by.credential, await stringToSignV4(by.amzDate, by.credential, canonical(query)), by.signature)).toBe(true);
       const longer = new URLSearchParams(query);

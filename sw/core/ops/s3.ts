@@ -10,12 +10,14 @@ import { VERSION_ID, checkKeyLength, copySource, held, inBucket, objectHeadersFr
 import { listingEncoder, listingEntries, listingPage, ownerOf } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { verifyV4 } from '../../../protocol/sigv4.ts';
+import { SIGV4_ALGORITHM, verifyV4 } from '../../../protocol/sigv4.ts';
 import { blobOf } from '../../store/pieces.ts';
-import { STANDARD_HEADERS, type ObjectPart } from '../../store/types.ts';
+import { STANDARD_HEADERS, type Account, type ObjectPart } from '../../store/types.ts';
 import { xmlAnswer, type Context } from '../context.ts';
 import { corsDocument, parseCorsConfiguration } from '../cors.ts';
-import { readXmlBody } from '../body.ts';
+import { bodySource, readStream, readXmlBody } from '../body.ts';
+import { formBoundary, readFormStart } from '../form.ts';
+import { checkXmlText } from '../address.ts';
 
 /**
  * A continuation token: the key the next page starts after, base64url'd with a version letter, so
@@ -155,118 +157,135 @@ function policyConditions(text: string, now: number): Condition[] {
   if (Number.isNaN(expiration)) return invalid('expiration must be an ISO 8601 date.');
   if (now > expiration) fail('AccessDenied', 'Invalid according to Policy: Policy expired.');
   if (!Array.isArray(doc.conditions)) return invalid('conditions must be an array.');
-  return doc.conditions.map((c): Condition => {
+  // Each condition is read one level deep, and named by its place, never written back whole: a
+  // document nested 100,000 deep is refused as one that cannot be read, not recursed into.
+  return doc.conditions.map((c: unknown, at): Condition => {
+    const unreadable = (): never => invalid(`condition ${at + 1} cannot be read: it must be ["eq"|"starts-with", "$field", "value"], ["content-length-range", min, max] or {"field": "value"}.`);
     if (Array.isArray(c)) {
+      if (c.length !== 3) return unreadable();
       const [op, a, b] = c as unknown[];
-      if (String(op).toLowerCase() === 'content-length-range' && Number.isSafeInteger(Number(a)) && Number.isSafeInteger(Number(b))) {
-        return { range: [Number(a), Number(b)] };
+      const name = typeof op === 'string' ? op.toLowerCase() : '';
+      if (name === 'content-length-range') {
+        const [min, max] = [a, b].map((n) => (typeof n === 'number' || (typeof n === 'string' && /^\d{1,16}$/.test(n)) ? Number(n) : NaN));
+        if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min! < 0 || min! > max!) return unreadable();
+        return { range: [min!, max!] };
       }
-      if (typeof a !== 'string' || !a.startsWith('$') || typeof b !== 'string') return invalid(`the condition ${JSON.stringify(c)} cannot be read.`);
-      const name = a.slice(1).toLowerCase();
-      if (String(op).toLowerCase() === 'eq') return { name, test: (v) => v === b };
-      if (String(op).toLowerCase() === 'starts-with') return { name, test: (v) => v !== undefined && v.startsWith(b) };
-      return invalid(`the condition ${JSON.stringify(op)} is not eq, starts-with or content-length-range.`);
+      if (typeof a !== 'string' || !a.startsWith('$') || typeof b !== 'string') return unreadable();
+      const field = a.slice(1).toLowerCase();
+      if (name === 'eq') return { name: field, test: (v) => v === b };
+      if (name === 'starts-with') return { name: field, test: (v) => v !== undefined && v.startsWith(b) };
+      return invalid(`condition ${at + 1} is not eq, starts-with or content-length-range.`);
     }
     if (typeof c === 'object' && c !== null && Object.keys(c).length === 1) {
       const [name, value] = Object.entries(c)[0]!;
       if (typeof value === 'string') return { name: name.toLowerCase(), test: (v) => v === value };
     }
-    return invalid(`the condition ${JSON.stringify(c)} cannot be read.`);
+    return unreadable();
   });
 }
 
 /**
- * S3's POST Object: an upload from an HTML form, its authority a policy document the bucket's
- * owner signed (`createPresignedPost`), checked field by field: every field must be named by a
- * condition, every condition must hold, and the policy must not have expired.
+ * Who signed a form: SigV4's signature over the policy document as sent (base64), by a credential
+ * for S3 dated the day of the form's x-amz-date. The account, or the error S3 answers.
  */
-export async function postObject(ctx: Context): Promise<Response> {
-  if (!/^multipart\/form-data\s*;/i.test(ctx.req.headers.get('content-type') ?? '')) {
-    fail('PreconditionFailed', 'Bucket POST must be of the enclosure-type multipart/form-data.');
-  }
-  const declared = Number(ctx.req.headers.get('content-length') ?? 0);
-  if (declared > limits.putObjectBytes + limits.smallXmlBodyBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
-  let form: FormData;
-  try {
-    form = await ctx.req.formData();
-  } catch {
-    return fail('MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
-  }
-  const fields = new Map<string, string>();
-  let file: Blob | undefined;
-  for (const [name, value] of form) {
-    const lower = name.toLowerCase();
-    if (lower === 'file') {
-      if (typeof value === 'string') file = new Blob([value]);
-      else file = value;
-    } else if (!fields.has(lower)) {
-      // A field sent as a part with a file name (as Python's requests sends every part) is its text.
-      fields.set(lower, typeof value === 'string' ? value : await value.text());
-    }
-  }
-  if (!file) return fail('InvalidArgument', 'POST requires exactly one file upload per request.');
-  const filename = file instanceof File ? file.name : '';
-  const key = (fields.get('key') ?? fail('InvalidArgument', 'Bucket POST must contain a field named \'key\'.')).replace(/\$\{filename\}/g, filename);
-  fields.set('key', key);
-  fields.set('bucket', ctx.bucket);
-
-  // The signature: SigV4's, over the policy document as sent (base64).
+async function formSigner(ctx: Context, fields: Map<string, string>): Promise<{ account: Account; policy: string }> {
   const policy = fields.get('policy') ?? fail('AccessDenied', 'Bucket POST must contain a policy and its signature (createPresignedPost).');
-  if (fields.get('x-amz-algorithm') !== 'AWS4-HMAC-SHA256') fail('InvalidArgument', 'x-amz-algorithm must be AWS4-HMAC-SHA256.');
+  if (fields.get('x-amz-algorithm') !== SIGV4_ALGORITHM) fail('InvalidArgument', `x-amz-algorithm must be ${SIGV4_ALGORITHM}.`);
   const credential = /^([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request$/.exec(fields.get('x-amz-credential') ?? '')
     ?? fail('InvalidArgument', 'x-amz-credential must be {key}/{date}/{region}/s3/aws4_request.');
   const [, accessKeyId = '', date = '', region = '', service = ''] = credential;
+  if (service !== 's3') fail('InvalidArgument', `x-amz-credential names the service "${service}"; a form for S3 is signed for "s3".`);
+  const amzDate = fields.get('x-amz-date') ?? '';
+  if (!/^\d{8}T\d{6}Z$/.test(amzDate)) fail('InvalidArgument', 'x-amz-date must be the time of signing, 20260101T000000Z.');
+  if (amzDate.slice(0, 8) !== date) fail('InvalidArgument', `x-amz-credential's date ${date} is not the day of x-amz-date, ${amzDate}.`);
   const account = await ctx.store.getAccount(accessKeyId)
     ?? fail('InvalidAccessKeyId', `The AWS Access Key Id "${accessKeyId}" does not exist in this service's records.`);
   const signature = fields.get('x-amz-signature') ?? '';
   if (!(await verifyV4(account.secret, { accessKeyId, date, region, service }, policy, signature))) {
     fail('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided: the policy was signed with another secret, or changed.');
   }
-  const conditions = policyConditions(policy, ctx.now());
-  for (const [name, value] of fields) {
-    if (UNCHECKED_FIELDS.has(name) || name.startsWith('x-ignore-') || name === 'bucket') continue;
-    if (!conditions.some((c) => 'name' in c && c.name === name)) {
-      fail('AccessDenied', `Invalid according to Policy: Extra input fields: ${name}`);
-    }
-  }
-  for (const c of conditions) {
-    if ('range' in c) {
-      if (file.size < c.range[0] || file.size > c.range[1]) {
-        fail(file.size > c.range[1] ? 'EntityTooLarge' : 'EntityTooSmall', `Your proposed upload is ${file.size} bytes; the policy allows ${c.range[0]} to ${c.range[1]}.`);
-      }
-    } else if (!c.test(fields.get(c.name))) {
-      fail('AccessDenied', `Invalid according to Policy: Policy Condition failed: ${c.name}`);
-    }
-  }
+  return { account, policy };
+}
 
-  ctx.caller = account;
-  const bucket = await ownedBucket(ctx);
-  checkObjectAcl(ctx, bucket, fields.get('acl'));
-  checkKeyLength(key);
-  if (file.size > limits.putObjectBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
-  const sent = new Headers();
-  for (const [name, value] of fields) {
-    if (name === 'content-type' || STANDARD_HEADERS.includes(name as (typeof STANDARD_HEADERS)[number]) || name.startsWith('x-amz-meta-')) sent.set(name, value);
+/** `success_action_redirect` as S3 reads it: a URL it cannot read, or not http(s), is as if absent. */
+function redirectOf(value: string | undefined): URL | undefined {
+  if (!value || !/^https?:\/\//i.test(value)) return undefined;
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
   }
-  const metadata = objectHeadersFrom(ctx, false, sent);
-  if ((await ctx.store.roomFor(bucket, { key })) < file.size) fail('QuotaExceeded', "The write would pass the bucket owner's storage quota.");
-  const etag = await md5OfBlob(file);
-  ctx.bytesIn = file.size;
-  const made = held(written(await ctx.store.putObject(bucket, { key, size: file.size, etag, lastModified: ctx.now(), ...metadata }, file)));
-  const location = objectLocation(ctx, key);
-  const headers: Record<string, string> = { etag: quoteEtag(etag), location };
-  if (made.versionId !== undefined) headers['x-amz-version-id'] = String(made.versionId);
-  const redirect = fields.get('success_action_redirect');
-  if (redirect && /^https?:\/\//i.test(redirect)) {
-    const to = new URL(redirect);
-    to.searchParams.set('bucket', ctx.bucket);
-    to.searchParams.set('key', key);
-    to.searchParams.set('etag', quoteEtag(etag));
-    return new Response(null, { status: 303, headers: { ...headers, location: to.href } });
+}
+
+/**
+ * S3's POST Object: an upload from an HTML form, its authority a policy document the bucket's
+ * owner signed (`createPresignedPost`), checked field by field: every field must be named by a
+ * condition, every condition must hold, and the policy must not have expired. All of it is
+ * checked from the fields before the file part is read (form.ts), and the file is read only up to
+ * the size the policy and the service allow.
+ */
+export async function postObject(ctx: Context): Promise<Response> {
+  const type = ctx.req.headers.get('content-type') ?? '';
+  if (!/^multipart\/form-data\s*;/i.test(type)) fail('PreconditionFailed', 'Bucket POST must be of the enclosure-type multipart/form-data.');
+  const boundary = formBoundary(type) ?? fail('MalformedPOSTRequest', 'The Content-Type of a form names no boundary of 1 to 70 characters.');
+  const declared = Number(ctx.req.headers.get('content-length') ?? 0);
+  if (declared > limits.putObjectBytes + limits.formFieldsBytes) fail('EntityTooLarge', `The body may not exceed ${limits.putObjectBytes} bytes.`);
+  const source = await bodySource(ctx);
+  const { fields, file } = await readFormStart(source.stream, boundary, limits.formFieldsBytes);
+  try {
+    if (!file) return fail('InvalidArgument', 'POST requires exactly one file upload per request.');
+    const key = (fields.get('key') ?? fail('InvalidArgument', 'Bucket POST must contain a field named \'key\'.')).replace(/\$\{filename\}/g, file.filename);
+    // The key rules of every other write: a key no other request could name is never stored.
+    if (key === '') fail('InvalidArgument', 'User key must have a length greater than zero.');
+    checkXmlText(key, 'key');
+    checkKeyLength(key);
+    fields.set('key', key);
+    fields.set('bucket', ctx.bucket);
+
+    const { account, policy } = await formSigner(ctx, fields);
+    const conditions = policyConditions(policy, ctx.now());
+    for (const [name] of fields) {
+      if (UNCHECKED_FIELDS.has(name) || name.startsWith('x-ignore-') || name === 'bucket') continue;
+      if (!conditions.some((c) => 'name' in c && c.name === name)) {
+        fail('AccessDenied', `Invalid according to Policy: Extra input fields: ${name}`);
+      }
+    }
+    let [least, most] = [0, limits.putObjectBytes];
+    for (const c of conditions) {
+      if ('range' in c) [least, most] = [Math.max(least, c.range[0]), Math.min(most, c.range[1])];
+      else if (!c.test(fields.get(c.name))) fail('AccessDenied', `Invalid according to Policy: Policy Condition failed: ${c.name}`);
+    }
+
+    ctx.caller = account;
+    const bucket = await ownedBucket(ctx);
+    checkObjectAcl(ctx, bucket, fields.get('acl'));
+    const sent = new Headers();
+    for (const [name, value] of fields) {
+      if (name === 'content-type' || STANDARD_HEADERS.includes(name as (typeof STANDARD_HEADERS)[number]) || name.startsWith('x-amz-meta-')) sent.set(name, value);
+    }
+    const metadata = objectHeadersFrom(ctx, false, sent);
+    const redirect = redirectOf(fields.get('success_action_redirect'));
+    const room = await ctx.store.roomFor(bucket, { key });
+    const read = await readStream(ctx, file.stream, { max: most, tooLarge: 'EntityTooLarge', room });
+    if (read.size < least) fail('EntityTooSmall', `Your proposed upload is ${read.size} bytes; the policy allows ${least} to ${most}.`);
+    const etag = read.md5;
+    const made = held(written(await ctx.store.putObject(bucket, { key, size: read.size, etag, lastModified: ctx.now(), ...metadata }, await read.body())));
+    const location = objectLocation(ctx, key);
+    const headers: Record<string, string> = { etag: quoteEtag(etag), location };
+    if (made.versionId !== undefined) headers['x-amz-version-id'] = String(made.versionId);
+    if (redirect) {
+      redirect.searchParams.set('bucket', ctx.bucket);
+      redirect.searchParams.set('key', key);
+      redirect.searchParams.set('etag', quoteEtag(etag));
+      return new Response(null, { status: 303, headers: { ...headers, location: redirect.href } });
+    }
+    const status = fields.get('success_action_status');
+    if (status === '201') return xmlAnswer(ctx, { PostResponse: { Location: location, Bucket: ctx.bucket, Key: key, ETag: quoteEtag(etag) } }, 201, headers);
+    return new Response(null, { status: status === '200' ? 200 : 204, headers });
+  } finally {
+    // Refused, or read to its part's end: nothing more of the body is read.
+    file?.stream.cancel().catch(() => {});
   }
-  const status = fields.get('success_action_status');
-  if (status === '201') return xmlAnswer(ctx, { PostResponse: { Location: location, Bucket: ctx.bucket, Key: key, ETag: quoteEtag(etag) } }, 201, headers);
-  return new Response(null, { status: status === '200' ? 200 : 204, headers });
 }
 
 export async function getBucketCors(ctx: Context): Promise<Response> {
