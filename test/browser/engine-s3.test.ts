@@ -145,6 +145,41 @@ describe(`the AWS SDK v3 in a page, through the worker (${service.name})`, () =>
     expect(got).toEqual({ status: 204, etag: expect.stringMatching(/^"[0-9a-f]{32}"$/), text: 'a picture, say', url: expect.stringMatching(/^http:\/\/sdk-form-\d+\.s3\.localhost\/?$/) });
   });
 
+  it('refuses what a link was not signed for (an x-amz-copy-source added to an upload link) and form keys no other request could name', async () => {
+    const got = await service.page.evaluate(async ({ script, bucket }: { script: string; bucket: string }) => {
+      (0, eval)(script);
+      const S3 = (globalThis as any).__s3; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const s3 = new S3.S3Client({ endpoint: 'http://s3.localhost', region: 'us-east-1', credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+      await s3.send(new S3.CreateBucketCommand({ Bucket: bucket }));
+      await s3.send(new S3.PutObjectCommand({ Bucket: bucket, Key: 'private/secret.txt', Body: 'TOP-SECRET' }));
+      const link: string = await S3.getSignedUrl(s3, new S3.PutObjectCommand({ Bucket: bucket, Key: 'avatar.png' }), { expiresIn: 300 });
+      const copied = await fetch(link, { method: 'PUT', headers: { 'x-amz-copy-source': `/${bucket}/private/secret.txt` }, body: '' });
+      const copiedText = await copied.text();
+      const exists = () => s3.send(new S3.HeadObjectCommand({ Bucket: bucket, Key: 'avatar.png' })).then(() => true, () => false);
+      const afterCopy = await exists();
+      const upload = await fetch(link, { method: 'PUT', body: 'an avatar' });
+      // Forms: a file name holding U+0001 for ${filename}; an empty key; a file over the policy's range.
+      const post = async (key: string, name: string, body: string) => {
+        const { url, fields } = await S3.createPresignedPost(s3, { Bucket: bucket, Key: key, Expires: 60, Conditions: [['content-length-range', 0, 100]] });
+        const form = new FormData();
+        for (const [k, v] of Object.entries(fields as Record<string, string>)) form.append(k, v);
+        form.append('file', new File([body], name));
+        const res = await fetch(url, { method: 'POST', body: form });
+        return `${res.status} ${/<Code>([^<]*)/.exec(await res.text())?.[1] ?? ''}`;
+      };
+      const forms = [await post('up/${filename}', 'a\u0001b.txt', 'x'), await post('', 'n.txt', 'x'), await post('up/big', 'big.txt', 'y'.repeat(101))];
+      const listed = await s3.send(new S3.ListObjectsV2Command({ Bucket: bucket }));
+      return {
+        copied: copied.status, copiedCode: /<Code>([^<]*)/.exec(copiedText)?.[1], afterCopy, upload: upload.status, forms,
+        keys: (listed.Contents ?? []).map((c: { Key: string }) => c.Key),
+      };
+    }, { script: sdkScript, bucket: `sdk-attack-${Date.now()}` });
+    expect(got).toEqual({
+      copied: 403, copiedCode: 'AccessDenied', afterCopy: false, upload: 200,
+      forms: ['400 InvalidArgument', '400 InvalidArgument', '400 EntityTooLarge'], keys: ['avatar.png', 'private/secret.txt'],
+    });
+  });
+
   it('enforces a bucket\'s CORS rules on the page\'s own requests, as S3 would on the deployed app', async () => {
     const got = await service.page.evaluate(async ({ script, bucket }: { script: string; bucket: string }) => {
       (0, eval)(script);
