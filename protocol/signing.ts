@@ -2,7 +2,8 @@
 // the same for the service that checks a signature and the client that makes one.
 import type { Target } from './address.ts';
 
-const SIGNED_SUBRESOURCES = new Set([
+/** The query parameters a signature covers (docs/protocol.md, "Signing"). */
+export const SIGNED_SUBRESOURCES: ReadonlySet<string> = new Set([
   'acl', 'versioning', 'versions', 'versionId', 'uploadId', 'uploads', 'partNumber', 'delete', 'account', 'accounts',
   'export', 'import', 'bucket', 'conflict',
 ]);

@@ -5,7 +5,7 @@
 import { SvcError } from './errors.ts';
 import { limits } from './limits.ts';
 import { authenticateS3, s3AccessKeyId } from './auth-s3.ts';
-import { canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
+import { SIGNED_SUBRESOURCES, canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
 import type { Dialect } from './dialect.ts';
 import type { Payload } from './payload.ts';
 import type { Target } from '../../protocol/address.ts';
@@ -127,7 +127,23 @@ async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Ac
   return account;
 }
 
+/**
+ * The sub-resources a signature covers are written decoded and joined by `&`, so a value that holds
+ * one (`?partNumber=1%26uploadId%3DU`) would sign as two parameters, and one named twice as one
+ * of them: a signature for an Upload Part would then also sign a PUT. Neither is signed at all.
+ */
+function checkSignedSubresources(query: URLSearchParams): void {
+  const seen = new Set<string>();
+  for (const [name, value] of query) {
+    if (!SIGNED_SUBRESOURCES.has(name)) continue;
+    if (seen.has(name)) denied(`The sub-resource "${name}" is given twice; a signature covers each once.`);
+    if (value.includes('&')) denied(`The sub-resource "${name}" holds "&", which a signature cannot tell from a second parameter.`);
+    seen.add(name);
+  }
+}
+
 async function verify(i: AuthInput, accessKeyId: string, signature: string, dateLine: string): Promise<Account> {
+  checkSignedSubresources(i.query);
   const account = await i.store.getAccount(accessKeyId);
   if (!account) return denied(`The AccessKeyId "${accessKeyId}" does not exist.`);
   const text = stringToSign(i.method, i.headers, dateLine, canonicalResource(i.target, i.query), i.dialect.prefix);

@@ -39,6 +39,10 @@ async function uploadOf(ctx: Context, bucket: BucketRecord): Promise<UploadRecor
     return fail('NoSuchUpload');
   }
   if (upload.bucket !== bucket.name || upload.bucketId !== bucket.id || upload.key !== ctx.key) {
+    // Another owner's upload is none the caller may know of (answering otherwise would tell that
+    // it is in progress somewhere); S3 answers NoSuchUpload for any upload not of this key.
+    const home = await ctx.store.getBucket(upload.bucket);
+    if (ctx.dialect.name === 's3' || home?.id !== upload.bucketId || home.owner !== bucket.owner) return fail('NoSuchUpload');
     fail('InvalidArgument', 'The upload ID does not belong to this bucket and key.');
   }
   return upload;
