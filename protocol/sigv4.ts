@@ -62,7 +62,7 @@ export function parseAuthorization(header: string, amzDate: string | null): Sign
   const signedHeaders = signedHeaderNames(fields.get('SignedHeaders') ?? '');
   const signature = fields.get('Signature');
   if (!credential || !signedHeaders || !signature || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
-  if (amzDate === null || !AMZ_DATE.test(amzDate)) return 'malformed';
+  if (amzDate === null || !isAmzDate(amzDate)) return 'malformed';
   return { credential, signedHeaders, signature, amzDate };
 }
 
@@ -86,7 +86,7 @@ export function parsePresigned(query: URLSearchParams): SignedBy | 'malformed' |
   const expiresText = query.get('X-Amz-Expires') ?? '';
   const signedHeaders = signedHeaderNames(query.get('X-Amz-SignedHeaders') ?? '');
   const signature = query.get('X-Amz-Signature') ?? '';
-  if (!credential || !AMZ_DATE.test(amzDate) || !/^\d{1,9}$/.test(expiresText) || !signedHeaders || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
+  if (!credential || !isAmzDate(amzDate) || !/^\d{1,9}$/.test(expiresText) || !signedHeaders || !/^[0-9a-f]{64}$/.test(signature)) return 'malformed';
   return { credential, signedHeaders, signature, amzDate, expires: Number(expiresText) };
 }
 
@@ -229,8 +229,15 @@ export async function verifyV4(secret: string, c: Credential, stringToSign: stri
 /** `x-amz-date`'s time, in ms; NaN when it is not one. */
 export function amzDateMs(amzDate: string): number {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
-  return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : NaN;
+  if (!m) return NaN;
+  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+  // Date.UTC rolls a 25th hour or a 61st second over into the next day: such a date is none at all
+  // (it would stretch a key scoped to one day over the days after).
+  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '') === amzDate ? ms : NaN;
 }
+
+/** `YYYYMMDDTHHMMSSZ`, naming a time that exists. */
+export const isAmzDate = (text: string): boolean => AMZ_DATE.test(text) && !Number.isNaN(amzDateMs(text));
 
 const hexOf = (bytes: ArrayBuffer): string => hex(bytes);
 

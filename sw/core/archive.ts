@@ -6,6 +6,8 @@
 import { SvcError } from './errors.ts';
 import { limits } from './limits.ts';
 import { checkXmlText } from './address.ts';
+import { HEADER_NAME, HEADER_VALUE } from './http.ts';
+import { corsRuleProblem } from './cors.ts';
 import { checkMetadataSize } from './ops/objects.ts';
 import { isValidBucketName } from '../../protocol/address.ts';
 import {
@@ -90,9 +92,6 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown, min: number, max: number): v is number => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
 const isString = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
-/** What a header value may hold (RFC 9110 field-value): visible characters, spaces and tabs. */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 const ETAG = /^[0-9a-f]{32}(-[1-9]\d{0,4})?$/;
 const MD5 = /^[0-9a-f]{32}$/;
 const ACCESS_KEY_ID = /^[A-Za-z0-9._~-]{3,64}$/;
@@ -119,10 +118,10 @@ const isStrings = (x: unknown, max: number): x is string[] => Array.isArray(x) &
 /** A bucket's CORS rules as the store keeps them (sw/core/cors.ts makes them). */
 function isCorsRules(x: unknown): x is CorsRule[] {
   return Array.isArray(x) && x.length >= 1 && x.length <= 100 && x.every((r) => isObject(r)
-    && isStrings(r.allowedMethods, 5) && (r.allowedMethods as string[]).every((m) => ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'].includes(m))
-    && isStrings(r.allowedOrigins, 1000) && isStrings(r.allowedHeaders, 1000) && isStrings(r.exposeHeaders, 1000)
+    && isStrings(r.allowedMethods, 5) && isStrings(r.allowedOrigins, 1000) && isStrings(r.allowedHeaders, 1000) && isStrings(r.exposeHeaders, 1000)
     && (r.id === undefined || isString(r.id, 255)) && (r.maxAgeSeconds === undefined || isInt(r.maxAgeSeconds, 0, 999_999_999))
-    && Object.keys(r).every((k) => ['id', 'allowedMethods', 'allowedOrigins', 'allowedHeaders', 'exposeHeaders', 'maxAgeSeconds'].includes(k)));
+    && Object.keys(r).every((k) => ['id', 'allowedMethods', 'allowedOrigins', 'allowedHeaders', 'exposeHeaders', 'maxAgeSeconds'].includes(k))
+    && corsRuleProblem(r as unknown as CorsRule) === undefined);
 }
 
 function readBucket(v: unknown, i: number): ArchiveBucket {

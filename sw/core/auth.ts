@@ -4,12 +4,17 @@
 // compares in constant time. S3's SigV4 is auth-s3.ts.
 import { SvcError } from './errors.ts';
 import { limits } from './limits.ts';
+import { parseHttpDate } from './http.ts';
+
 import { authenticateS3, s3AccessKeyId } from './auth-s3.ts';
 import { SIGNED_SUBRESOURCES, canonicalResource, hmacKey, stringToSign } from '../../protocol/signing.ts';
 import type { Dialect } from './dialect.ts';
 import type { Payload } from './payload.ts';
 import type { Target } from '../../protocol/address.ts';
 import type { Account, Store } from '../store/types.ts';
+
+/** The zones a NOS date may name: GMT, and the one NetEase's Python SDK writes its local time in. */
+const NOS_ZONES = { GMT: 0, 'Asia/Shanghai': 480 };
 
 const denied = (message: string): never => {
   throw new SvcError('AccessDenied', message);
@@ -103,8 +108,8 @@ async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Ac
     const date = svcDate ?? i.headers.get('date');
     if (date === null) return denied(`A signed request needs a Date or ${prefix}date header.`);
     // NetEase's Python SDK writes its local time with the zone's name: `… 20:15:00 Asia/Shanghai`.
-    const when = Date.parse(scheme === 'NOS' ? date.replace(/\s+Asia\/Shanghai$/, ' +0800') : date);
-    if (Number.isNaN(when)) return denied(`The request date "${date}" is not an RFC 1123 date.`);
+    const when = parseHttpDate(date, scheme === 'NOS' ? NOS_ZONES : undefined);
+    if (Number.isNaN(when)) return denied(`The request date "${date}" is not an RFC 1123 date (Sun, 29 Nov 2026 08:00:00 GMT).`);
     dateLine = svcDate !== null ? '' : date;
     const account = await verify(i, accessKeyId, signature, dateLine);
     if (Math.abs(i.now - when) > limits.clockSkewMs) {

@@ -36,3 +36,6 @@ export const own = (ctx: Context, name: string): string => ctx.dialect.prefix + 
 export function xmlAnswer(ctx: Context, root: Record<string, unknown>, status = 200, headers?: HeadersInit): Response {
   return xmlResponse(withNamespace(root, ctx.dialect.xmlns), status, headers);
 }
+
+/** Whether a listing page that more entries follow says so (an empty page as the dialect has it: Dialect.emptyPageTruncated). */
+export const pageTruncated = (ctx: Context, more: boolean, listed: number): boolean => more && (listed > 0 || ctx.dialect.emptyPageTruncated);

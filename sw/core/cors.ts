@@ -5,6 +5,7 @@
 // with an Origin carries CORS headers only when a rule allows it: the browser then refuses the rest.
 import { SvcError, fail } from './errors.ts';
 import { children, childText, parseXml } from './xml.ts';
+import { HEADER_NAME } from './http.ts';
 import type { CorsRule } from '../store/types.ts';
 
 const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'];
@@ -39,14 +40,10 @@ export function parseCorsConfiguration(xml: string): CorsRule[] {
     const allowedMethods = texts('AllowedMethod');
     const allowedOrigins = texts('AllowedOrigin');
     if (allowedMethods.length === 0 || allowedOrigins.length === 0) fail('MalformedXML', 'Every CORSRule needs an AllowedMethod and an AllowedOrigin.');
-    for (const m of allowedMethods) {
-      if (!METHODS.includes(m)) fail('InvalidRequest', `Found unsupported HTTP method in CORS config. Unsupported method is ${m}`);
-    }
     const allowedHeaders = texts('AllowedHeader').map((h) => h.toLowerCase());
-    for (const o of [...allowedOrigins, ...allowedHeaders]) {
-      if (!oneStar(o)) fail('InvalidRequest', `"${o}" can not have more than one wildcard.`);
-    }
     const rule: CorsRule = { allowedMethods, allowedOrigins, allowedHeaders, exposeHeaders: texts('ExposeHeader') };
+    const problem = corsRuleProblem(rule);
+    if (problem) fail('InvalidRequest', problem);
     const id = childText(r, 'ID')?.trim();
     if (id) rule.id = id;
     const maxAge = childText(r, 'MaxAgeSeconds')?.trim();
@@ -56,6 +53,30 @@ export function parseCorsConfiguration(xml: string): CorsRule[] {
     }
     return rule;
   });
+}
+
+/** An origin pattern: visible ASCII, no spaces (`https://*.example.com`, `*`). */
+const ORIGIN = /^[\x21-\x7e]+$/;
+/** A header-name pattern: a header name, with at most one `*` among its characters. */
+const HEADER_PATTERN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/**
+ * What is wrong with a rule, as S3 refuses it, or undefined. Its origins and headers become
+ * response headers (the exposed ones) or are matched against request headers, so each must be
+ * one a header can carry: an ExposeHeader holding a line break would break every answer it grants.
+ */
+export function corsRuleProblem(rule: CorsRule): string | undefined {
+  const unsupported = rule.allowedMethods.find((m) => !METHODS.includes(m));
+  if (unsupported !== undefined) return `Found unsupported HTTP method in CORS config. Unsupported method is ${unsupported}`;
+  const badOrigin = rule.allowedOrigins.find((o) => !ORIGIN.test(o));
+  if (badOrigin !== undefined) return `AllowedOrigin "${badOrigin}" is not an origin: visible ASCII characters without spaces, at most one "*".`;
+  const badHeader = rule.allowedHeaders.find((h) => !HEADER_PATTERN.test(h));
+  if (badHeader !== undefined) return `AllowedHeader "${badHeader}" is not a header name.`;
+  const badExposed = rule.exposeHeaders.find((h) => !HEADER_NAME.test(h.toLowerCase()));
+  if (badExposed !== undefined) return `ExposeHeader "${badExposed}" is not a header name.`;
+  const stars = [...rule.allowedOrigins, ...rule.allowedHeaders].find((o) => !oneStar(o));
+  if (stars !== undefined) return `"${stars}" can not have more than one wildcard.`;
+  return undefined;
 }
 
 /** The configuration as S3 writes it back (GetBucketCors). */
@@ -84,11 +105,13 @@ export function matchingRule(rules: CorsRule[], origin: string, method: string, 
 /** What a matching rule grants, as response headers. */
 function granted(rule: CorsRule, origin: string): Record<string, string> {
   const any = rule.allowedOrigins.includes('*');
+  // Only names a header can carry: rules an earlier swbucket stored were not checked for it.
+  const exposed = rule.exposeHeaders.filter((h) => HEADER_NAME.test(h.toLowerCase()));
   return {
     'access-control-allow-origin': any ? '*' : origin,
     'access-control-allow-methods': rule.allowedMethods.join(', '),
     ...(any ? {} : { 'access-control-allow-credentials': 'true' }),
-    ...(rule.exposeHeaders.length > 0 ? { 'access-control-expose-headers': rule.exposeHeaders.join(', ') } : {}),
+    ...(exposed.length > 0 ? { 'access-control-expose-headers': exposed.join(', ') } : {}),
     ...(rule.maxAgeSeconds !== undefined ? { 'access-control-max-age': String(rule.maxAgeSeconds) } : {}),
     vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
   };

@@ -30,6 +30,12 @@ export interface Dialect {
   readonly allConditionals: boolean;
   /** A sub-resource this service does not have: 405 (SVC, NOS) or S3's 501 NotImplemented. */
   readonly unsupported: 'MethodNotAllowed' | 'NotImplemented';
+  /**
+   * Whether a page of versions, uploads or parts that lists none (a maximum of 0) says it is
+   * truncated when more exist (SVC, NOS); S3 says not, as for objects: a client following it would
+   * ask for the same empty page forever.
+   */
+  readonly emptyPageTruncated: boolean;
 }
 
 const KiB = 1024;
@@ -42,6 +48,7 @@ const svcLike = {
   inlineName: true,
   allConditionals: false,
   unsupported: 'MethodNotAllowed',
+  emptyPageTruncated: true,
 } as const;
 
 export const DIALECTS: Record<DialectName, Dialect> = {
@@ -58,6 +65,7 @@ export const DIALECTS: Record<DialectName, Dialect> = {
     inlineName: false,
     allConditionals: true,
     unsupported: 'NotImplemented',
+    emptyPageTruncated: false,
   },
 };
 

@@ -250,18 +250,27 @@ export function createHandler(options: HandlerOptions): Handle {
       }
       res = withBucketCors(complete(res));
     } catch (e) {
-      let err = asSvcError(e);
-      if (!err) {
+      const report = (unexpected: unknown) => {
         try {
-          options.onInternalError?.(e);
+          options.onInternalError?.(unexpected);
         } catch {
           // a failing reporter must not turn the 500 into something else
         }
+      };
+      let err = asSvcError(e);
+      if (!err) {
+        report(e);
         err = new SvcError('InternalError');
       }
       code = err.code;
       const resource = target ? (target.kind === 'service' ? '/' : `/${target.bucket}/${target.key}`) : '';
-      res = withBucketCors(complete(errorResponse(err, resource, requestId, req.method)));
+      res = complete(errorResponse(err, resource, requestId, req.method));
+      try {
+        res = withBucketCors(res);
+      } catch (corsFailure) {
+        // handle() always answers: this error as it is, without the bucket's CORS headers.
+        report(corsFailure);
+      }
     }
     if (options.onLog) {
       try {

@@ -9,6 +9,52 @@ export const httpDate = (ms: number): string => new Date(ms).toUTCString();
 /** ISO 8601 UTC with milliseconds, as XML dates are written. */
 export const isoDate = (ms: number): string => new Date(ms).toISOString();
 
+/** What a header value may hold (RFC 9110 field-value): visible characters, spaces and tabs, as bytes. */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** A header name (RFC 9110 token), as header names are kept: lower case. */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+/**
+ * A value a request asks to be answered with (a `response-*` override, a form field): printable
+ * ASCII, which every runtime sends as it is. A character beyond it would go out as a byte that is
+ * not its UTF-8, and a CR, LF or NUL cannot be sent at all.
+ */
+export const ASCII_HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+
+const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
+const IMF_FIXDATE = new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d{2}) (${MONTHS}) (\\d{4}) (\\d{2}):(\\d{2}):(\\d{2}) (\\S+)$`);
+const RFC850_DATE = new RegExp(`^(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, (\\d{2})-(${MONTHS})-(\\d{2}) (\\d{2}):(\\d{2}):(\\d{2}) (\\S+)$`);
+const ASCTIME_DATE = new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) ([ \\d]\\d) (\\d{2}):(\\d{2}):(\\d{2}) (\\d{4})$`);
+
+/**
+ * An HTTP date as RFC 9110 (5.6.7) has recipients read it — IMF-fixdate (RFC 1123's
+ * `Sun, 06 Nov 1994 08:49:37 GMT`), or the obsolete RFC 850 and asctime forms — in ms; NaN for
+ * anything else, never a guess (Date.parse reads a date without a zone in the machine's own time
+ * zone, and rolls a 31 November into December). `zones`: the zone names taken, each with its
+ * offset from GMT in minutes (NOS's `Asia/Shanghai` is +480).
+ */
+export function parseHttpDate(text: string, zones: Record<string, number> = { GMT: 0 }): number {
+  let parts: [day: string, date: string, month: string, year: string, h: string, m: string, s: string, zone: string] | undefined;
+  let m = IMF_FIXDATE.exec(text);
+  if (m) parts = [m[1]!, m[2]!, m[3]!, m[4]!, m[5]!, m[6]!, m[7]!, m[8]!];
+  else if ((m = RFC850_DATE.exec(text))) {
+    // A two-digit year more than 50 years ahead is in the past century (RFC 9110).
+    const yy = Number(m[4]);
+    const thisYear = new Date().getUTCFullYear();
+    const year = 2000 + yy > thisYear + 50 ? 1900 + yy : 2000 + yy;
+    parts = [m[1]!.slice(0, 3), m[2]!, m[3]!, String(year), m[5]!, m[6]!, m[7]!, m[8]!];
+  } else if ((m = ASCTIME_DATE.exec(text))) parts = [m[1]!, m[3]!.trim().padStart(2, '0'), m[2]!, m[7]!, m[4]!, m[5]!, m[6]!, 'GMT'];
+  if (!parts) return NaN;
+  const [day, date, month, year, h, min, sec, zone] = parts;
+  const offset = zones[zone];
+  if (offset === undefined) return NaN;
+  const local = Date.UTC(Number(year), MONTHS.split('|').indexOf(month), Number(date), Number(h), Number(min), Number(sec));
+  const d = new Date(local);
+  // Each field as written (no 31 November, no 25th hour), and the day of the week that date has.
+  if (d.getUTCDate() !== Number(date) || d.getUTCHours() !== Number(h) || d.getUTCMinutes() !== Number(min) || d.getUTCSeconds() !== Number(sec)
+    || d.getUTCFullYear() !== Number(year) || 'SunMonTueWedThuFriSat'.indexOf(day) !== d.getUTCDay() * 3) return NaN;
+  return local - offset * 60_000;
+}
+
 export const quoteEtag = (etag: string): string => `"${etag}"`;
 export const unquoteEtag = (etag: string): string => etag.trim().replace(/^"(.*)"$/, '$1');
 

@@ -373,6 +373,119 @@ describe.each(STORE_KINDS)('the S3 surface under attack (%s)', (kind) => {
   });
 });
 
+// --- the pass carried on: CORS rules, response-* overrides, listings, dates -------------------------
+
+/**
+ * A header-signed GET with an x-amz-date written as given (the SDK's signer makes only real dates),
+ * SigV4 written out with node:crypto from the day's key alone, as one who holds only that key would.
+ */
+function signedWithDate(url: string, amzDate: string): Request {
+  const u = new URL(url);
+  const empty = createHash('sha256').update('').digest('hex');
+  const canonical = ['GET', u.pathname, '', `host:${u.host}`, `x-amz-content-sha256:${empty}`, `x-amz-date:${amzDate}`, '', 'host;x-amz-content-sha256;x-amz-date', empty].join('\n');
+  const day = amzDate.slice(0, 8);
+  const scope = `${day}/us-east-1/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
+  let key = hmac(`AWS4${S3_ROOT.secretAccessKey}`, day);
+  for (const part of ['us-east-1', 's3', 'aws4_request']) key = hmac(key, part);
+  const signature = createHmac('sha256', key).update(toSign).digest('hex');
+  return new Request(url, {
+    headers: {
+      'x-amz-date': amzDate, 'x-amz-content-sha256': empty,
+      authorization: `AWS4-HMAC-SHA256 Credential=${S3_ROOT.accessKeyId}/${scope}, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=${signature}`,
+    },
+  });
+}
+
+describe.each(STORE_KINDS)('the pass carried on (%s)', (kind) => {
+  it('a CORS rule whose ExposeHeader, AllowedHeader or AllowedOrigin no header can carry is 400 and changes nothing; answers under the rules stay 200', async () => {
+    const s = await service(kind);
+    const rule = (inner: string) => te.encode(`<CORSConfiguration><CORSRule>${inner}</CORSRule></CORSConfiguration>`);
+    const good = '<AllowedOrigin>https://app.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><ExposeHeader>ETag</ExposeHeader>';
+    await s.ok(s3('PUT', `${at('sig-priv')}?cors`, rule(good)));
+    const bad = [
+      '<AllowedOrigin>https://app.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><ExposeHeader>ETag&#13;&#10;Set-Cookie: a=1</ExposeHeader>',
+      '<AllowedOrigin>https://app.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><ExposeHeader>ETag\nSet-Cookie: a=1</ExposeHeader>',
+      '<AllowedOrigin>https://app.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><ExposeHeader>x-\u20ac</ExposeHeader>',
+      '<AllowedOrigin>https://app.example</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedHeader>x a</AllowedHeader>',
+      '<AllowedOrigin></AllowedOrigin><AllowedMethod>GET</AllowedMethod>',
+      '<AllowedOrigin>https://a b</AllowedOrigin><AllowedMethod>GET</AllowedMethod>',
+    ];
+    for (const inner of bad) {
+      const r = await s.call(s3('PUT', `${at('sig-priv')}?cors`, rule(inner)));
+      expect([r.status, r.code], inner).toEqual([400, expect.stringMatching(/^(InvalidRequest|MalformedXML)$/)]);
+    }
+    expect((await s.call(s3('GET', `${at('sig-priv')}?cors`))).text).toContain('<ExposeHeader>ETag</ExposeHeader>');
+    const preflight = await s.call(new Request(at('sig-priv', 'secret.txt'), { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } }));
+    expect([preflight.status, preflight.headers.get('access-control-expose-headers')]).toEqual([200, 'ETag']);
+    // Rules an earlier swbucket kept unchecked: what no header can carry is left out, the answer stands.
+    const bucket = (await s.store.getBucket('sig-priv'))!;
+    await s.store.putBucketCors(bucket, [{ allowedMethods: ['GET'], allowedOrigins: ['https://app.example'], allowedHeaders: [], exposeHeaders: ['ETag\r\nSet-Cookie: a=1', 'x-\u20ac', 'x-kept'] }]);
+    const read = await s.call(s3('GET', at('sig-priv', 'secret.txt'), undefined, { headers: { origin: 'https://app.example' } }));
+    expect([read.status, read.text, read.headers.get('access-control-expose-headers')]).toEqual([200, SECRET, 'x-kept']);
+  });
+
+  it('a response-* override no header can carry (CR, LF, NUL, beyond ASCII): 400 InvalidArgument on GET and HEAD, never a 500', async () => {
+    const s = await service(kind);
+    const values = ['text/html%0D%0ASet-Cookie:%20a=1', 'a%0Ab', 'a%00b', '%E2%82%AC', '%FF', '%C3%A9'];
+    for (const [name, value] of values.map((v, i) => [['content-type', 'content-disposition', 'cache-control', 'content-language', 'content-encoding', 'expires'][i]!, v] as const)) {
+      const url = `${at('sig-priv', 'secret.txt')}?response-${name}=${value}`;
+      const get = await s.call(s3('GET', url));
+      expect([get.status, get.code], url).toEqual([400, 'InvalidArgument']);
+      expect((await s.call(s3('HEAD', url))).status, url).toBe(400);
+    }
+    const fine = await s.call(s3('GET', `${at('sig-priv', 'secret.txt')}?response-content-disposition=${encodeURIComponent("attachment; filename*=UTF-8''%E2%82%AC.txt")}`));
+    expect([fine.status, fine.headers.get('content-disposition')]).toEqual([200, "attachment; filename*=UTF-8''%E2%82%AC.txt"]);
+  });
+
+  it('form fields stored as headers that no header can carry: 400 InvalidArgument, nothing stored', async () => {
+    const s = await service(kind);
+    for (const [name, value] of [['x-amz-meta-note', 'a\r\nSet-Cookie: x=1'], ['content-disposition', 'inline; filename="\u20ac"'], ['x-amz-meta-bad name', 'x']] as const) {
+      const r = await s.call(postForm('sig-a', formBody(signedFields('f.txt', {}, { [name]: value }), file('x'))));
+      expect([r.status, r.code], `${name}: ${r.text}`).toEqual([400, 'InvalidArgument']);
+    }
+    expect(await s.keys('sig-a')).toEqual([]);
+  });
+
+  it('S3: a page of none (max-keys, max-uploads, max-parts 0) is not truncated, so a client following it stops; a version-id-marker must be one, beside a key marker', async () => {
+    const s = await service(kind);
+    await s.ok(s3('PUT', `${at('sig-a')}?versioning`, te.encode('<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>')));
+    await s.ok(s3('PUT', at('sig-a', 'v'), te.encode('1')));
+    await s.ok(s3('PUT', at('sig-a', 'v'), te.encode('2')));
+    const started = await s.ok(s3('POST', `${at('sig-a', 'm')}?uploads`));
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(started.text)![1]!;
+    await s.ok(s3('PUT', `${at('sig-a', 'm')}?partNumber=1&uploadId=${uploadId}`, te.encode('part')));
+    for (const url of [`${at('sig-a')}?versions&max-keys=0`, `${at('sig-a')}?uploads&max-uploads=0`, `${at('sig-a', 'm')}?uploadId=${uploadId}&max-parts=0`]) {
+      const r = await s.ok(s3('GET', url));
+      expect(r.text, url).toContain('<IsTruncated>false</IsTruncated>');
+    }
+    for (const query of ['versions&key-marker=v&version-id-marker=abc', 'versions&version-id-marker=1']) {
+      const r = await s.call(s3('GET', `${at('sig-a')}?${query}`));
+      expect([r.status, r.code], query).toEqual([400, 'InvalidArgument']);
+    }
+    expect((await s.call(s3('GET', `${at('sig-a')}?versions&key-marker=v&version-id-marker=2`))).status).toBe(200);
+  });
+
+  it('an x-amz-date whose hour, minute or second rolls over (a day\'s key stretched over the next days): 400, not read', async () => {
+    const s = await service(kind);
+    const now = new Date();
+    const day = now.toISOString().slice(0, 10).replace(/-/g, '');
+    const yesterday = new Date(now.getTime() - 86400_000).toISOString().slice(0, 10).replace(/-/g, '');
+    for (const amzDate of [`${yesterday}T972514Z`, `${yesterday}T236099Z`, `${day}T240000Z`, `${yesterday.slice(0, 6)}32T000000Z`]) {
+      const r = await s.call(signedWithDate(at('sig-priv', 'secret.txt'), amzDate));
+      expect([r.status, r.code], amzDate).toEqual([400, 'AuthorizationHeaderMalformed']);
+      expect(r.text).not.toContain(SECRET);
+    }
+    const link = new URL(await presigned('GET', at('sig-priv', 'secret.txt'), 300));
+    link.searchParams.set('X-Amz-Date', `${day}T250000Z`);
+    const r = await s.call(new Request(link));
+    expect([r.status, r.code]).toEqual([400, 'AuthorizationQueryParametersError']);
+    // A real time of now is read.
+    const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    expect((await s.call(signedWithDate(at('sig-priv', 'secret.txt'), stamp))).text).toBe(SECRET);
+  });
+});
+
 // --- over HTTP: what a socket can send that a Request cannot --------------------------------------
 
 /** A raw HTTP/1.1 exchange: the request as written (with Connection: close), the whole answer as read until the server closes. */

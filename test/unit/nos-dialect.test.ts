@@ -530,4 +530,33 @@ describe("NetEase's Python SDK's Date", () => {
     const skewed = await handle(new Request('http://nos.localhost/', { headers: { date: wrong, authorization: sign('NOS', wrong) } }));
     expect(skewed.status).toBe(403);
   });
+
+  it('a Date that is not an HTTP date is refused in NOS and SVC, never guessed at (issue 37): no zone, ISO 8601, a wrong weekday, 31 November, a numeric zone', async () => {
+    const { handle } = await newService();
+    const sign = (scheme: string, date: string) => `${scheme} svcadmin:${createHmac('sha256', 'svcadmin-secret').update(`GET\n\n\n${date}\n/`).digest('base64')}`;
+    const now = new Date();
+    const imf = now.toUTCString();
+    const [weekday, rest] = [imf.slice(0, 3), imf.slice(5)];
+    const otherDay = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].find((d) => d !== weekday)!;
+    const refused = [
+      imf.replace(' GMT', ''), now.toISOString(), now.toISOString().slice(0, 19), `${otherDay}, ${rest}`, imf.replace('GMT', '+0000'),
+      `${weekday}, 31 Nov ${now.getUTCFullYear()} 00:00:00 GMT`, now.toString(), String(now.getTime()),
+    ];
+    for (const scheme of ['NOS', 'SVC']) {
+      const host = scheme === 'NOS' ? 'nos.localhost' : 'svc.localhost';
+      for (const date of refused) {
+        const r = await handle(new Request(`http://${host}/`, { headers: { date, authorization: sign(scheme, date) } }));
+        expect([r.status, /<Code>(\w+)/.exec(await r.text())?.[1]], `${scheme} Date: ${date}`).toEqual([403, 'AccessDenied']);
+      }
+      // HTTP's obsolete forms are still HTTP dates (RFC 9110), read as GMT.
+      const pad = (n: number) => String(n).padStart(2, '0');
+      const time = `${pad(now.getUTCHours())}:${pad(now.getUTCMinutes())}:${pad(now.getUTCSeconds())}`;
+      const month = imf.slice(8, 11);
+      const longDay = { Sun: 'Sunday', Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday' }[weekday]!;
+      for (const date of [`${longDay}, ${pad(now.getUTCDate())}-${month}-${String(now.getUTCFullYear()).slice(2)} ${time} GMT`, `${weekday} ${month} ${String(now.getUTCDate()).padStart(2, ' ')} ${time} ${now.getUTCFullYear()}`]) {
+        const r = await handle(new Request(`http://${host}/`, { headers: { date, authorization: sign(scheme, date) } }));
+        expect(r.status, `${scheme} Date: ${date}`).toBe(200);
+      }
+    }
+  });
 });

@@ -5,10 +5,10 @@ import { ownedBucket, requireCaller } from '../access.ts';
 import { isoDate, quoteEtag } from '../http.ts';
 import { childText, parseXml } from '../xml.ts';
 import { readXmlBody } from '../body.ts';
-import { inBucket } from './objects.ts';
+import { VERSION_ID, inBucket } from './objects.ts';
 import { bucketPage } from './s3.ts';
 import type { Acl, ListEntry } from '../../store/types.ts';
-import { own, xmlAnswer, type Context } from '../context.ts';
+import { own, pageTruncated, xmlAnswer, type Context } from '../context.ts';
 
 export function aclFrom(ctx: Context, fallback?: Acl): Acl {
   const value = ctx.req.headers.get(own(ctx, 'acl'))?.trim() ?? fallback;
@@ -176,7 +176,11 @@ export async function listObjectVersions(ctx: Context): Promise<Response> {
   const { prefix, marker, maxKeys } = listingPage(ctx, ctx.dialect.name === 's3' ? 'key-marker' : 'marker');
   const { encode, field } = listingEncoder(ctx);
   const versionIdMarker = ctx.query.get('version-id-marker') ?? '';
-  const { versions, truncated } = inBucket(await ctx.store.listObjectVersions(bucket, { prefix, marker, versionIdMarker, maxKeys }));
+  // A version id, or S3's `null`; and only beside a key marker (as S3: the two name one place).
+  if (versionIdMarker !== '' && !VERSION_ID.test(versionIdMarker) && versionIdMarker !== 'null') fail('InvalidArgument', 'Invalid version id specified');
+  if (versionIdMarker !== '' && marker === '') fail('InvalidArgument', 'A version-id marker cannot be specified without a key marker.');
+  const { versions, truncated: more } = inBucket(await ctx.store.listObjectVersions(bucket, { prefix, marker, versionIdMarker, maxKeys }));
+  const truncated = pageTruncated(ctx, more, versions.length);
   const id = (v: { object: { versionId?: number } }) => (v.object.versionId === undefined ? 'null' : String(v.object.versionId));
   // S3 names the key marker KeyMarker; SVC and NOS, Marker.
   const markerName = ctx.dialect.name === 's3' ? 'KeyMarker' : 'Marker';

@@ -12,7 +12,7 @@ import {
 import { intParam, ownerOf } from './buckets.ts';
 import { md5OfBlob, md5OfText } from '../../../protocol/md5.ts';
 import type { BucketRecord, ObjectRecord, UploadRecord } from '../../store/types.ts';
-import { own, xmlAnswer, type Context } from '../context.ts';
+import { own, pageTruncated, xmlAnswer, type Context } from '../context.ts';
 
 let lastIdTime = 0;
 
@@ -196,7 +196,8 @@ export async function listParts(ctx: Context): Promise<Response> {
   const upload = await uploadOf(ctx, bucket);
   const listed = inBucket(await ctx.store.listParts(bucket, upload.uploadId, marker, maxParts));
   if (listed === 'noSuchUpload') return fail('NoSuchUpload');
-  const { parts, truncated } = listed;
+  const { parts } = listed;
+  const truncated = pageTruncated(ctx, listed.truncated, parts.length);
   return xmlAnswer(ctx, {
     ListPartsResult: {
       Bucket: ctx.bucket,
@@ -232,7 +233,7 @@ export async function listMultipartUploads(ctx: Context): Promise<Response> {
       NextKeyMarker: last?.key ?? '',
       NextUploadIdMarker: last?.uploadId ?? '',
       MaxUploads: maxUploads,
-      IsTruncated: truncated,
+      IsTruncated: pageTruncated(ctx, truncated, uploads.length),
       Prefix: prefix,
       Upload: uploads.map((u) => ({
         Key: u.key, UploadId: u.uploadId, Owner: who, StorageClass: 'STANDARD', Initiated: isoDate(u.initiated),

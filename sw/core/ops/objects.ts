@@ -5,7 +5,7 @@ import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { readBody, readXmlBody } from '../body.ts';
 import {
-  contentDisposition, httpDate, isoDate, isMediaType, modifiedSince, parseRange, preconditions, quoteEtag, utf8Length, writeCondition,
+  ASCII_HEADER_VALUE, contentDisposition, httpDate, isoDate, isMediaType, modifiedSince, parseRange, preconditions, quoteEtag, utf8Length, writeCondition,
 } from '../http.ts';
 import { children, childText, parseXml } from '../xml.ts';
 import { bucketNameProblem, isValidBucketName } from '../../../protocol/address.ts';
@@ -154,6 +154,7 @@ function objectResponseHeaders(ctx: Context, o: ObjectRecord, download: string |
       const value = ctx.query.get(`response-${name}`);
       if (value === null) continue;
       if (!ctx.caller) fail('InvalidRequest', 'Request specific response headers cannot be used for anonymous GET requests.');
+      if (!ASCII_HEADER_VALUE.test(value)) fail('InvalidArgument', `response-${name} must be printable ASCII (a filename beyond it goes in filename*=UTF-8''…, percent-encoded).`);
       h.set(name, value);
     }
   }

@@ -5,15 +5,15 @@
 import { SvcError, fail } from '../errors.ts';
 import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
-import { httpDate, isoDate, quoteEtag } from '../http.ts';
+import { ASCII_HEADER_VALUE, HEADER_NAME, httpDate, isoDate, quoteEtag } from '../http.ts';
 import { VERSION_ID, checkKeyLength, copySource, held, inBucket, objectHeadersFrom, objectLocation, partsOf, written } from './objects.ts';
 import { listingEncoder, listingEntries, listingPage, ownerOf } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { SIGV4_ALGORITHM, verifyV4 } from '../../../protocol/sigv4.ts';
+import { SIGV4_ALGORITHM, isAmzDate, verifyV4 } from '../../../protocol/sigv4.ts';
 import { blobOf } from '../../store/pieces.ts';
 import { STANDARD_HEADERS, type Account, type ObjectPart } from '../../store/types.ts';
-import { xmlAnswer, type Context } from '../context.ts';
+import { pageTruncated, xmlAnswer, type Context } from '../context.ts';
 import { corsDocument, parseCorsConfiguration } from '../cors.ts';
 import { bodySource, readStream, readXmlBody } from '../body.ts';
 import { formBoundary, readFormStart } from '../form.ts';
@@ -196,7 +196,7 @@ async function formSigner(ctx: Context, fields: Map<string, string>): Promise<{ 
   const [, accessKeyId = '', date = '', region = '', service = ''] = credential;
   if (service !== 's3') fail('InvalidArgument', `x-amz-credential names the service "${service}"; a form for S3 is signed for "s3".`);
   const amzDate = fields.get('x-amz-date') ?? '';
-  if (!/^\d{8}T\d{6}Z$/.test(amzDate)) fail('InvalidArgument', 'x-amz-date must be the time of signing, 20260101T000000Z.');
+  if (!isAmzDate(amzDate)) fail('InvalidArgument', 'x-amz-date must be the time of signing, 20260101T000000Z.');
   if (amzDate.slice(0, 8) !== date) fail('InvalidArgument', `x-amz-credential's date ${date} is not the day of x-amz-date, ${amzDate}.`);
   const account = await ctx.store.getAccount(accessKeyId)
     ?? fail('InvalidAccessKeyId', `The AWS Access Key Id "${accessKeyId}" does not exist in this service's records.`);
@@ -261,7 +261,11 @@ export async function postObject(ctx: Context): Promise<Response> {
     checkObjectAcl(ctx, bucket, fields.get('acl'));
     const sent = new Headers();
     for (const [name, value] of fields) {
-      if (name === 'content-type' || STANDARD_HEADERS.includes(name as (typeof STANDARD_HEADERS)[number]) || name.startsWith('x-amz-meta-')) sent.set(name, value);
+      if (name !== 'content-type' && !STANDARD_HEADERS.includes(name as (typeof STANDARD_HEADERS)[number]) && !name.startsWith('x-amz-meta-')) continue;
+      // The object will be answered with these as headers: what a header cannot carry is refused now.
+      if (!HEADER_NAME.test(name)) fail('InvalidArgument', `The form field name "${name}" cannot be a header's name.`);
+      if (!ASCII_HEADER_VALUE.test(value)) fail('InvalidArgument', `The form field ${name} must be printable ASCII: it is stored as a header.`);
+      sent.set(name, value);
     }
     const metadata = objectHeadersFrom(ctx, false, sent);
     const redirect = redirectOf(fields.get('success_action_redirect'));
@@ -339,7 +343,7 @@ function partsPage(ctx: Context, parts: ObjectPart[]): Record<string, unknown> {
     PartNumberMarker: marker,
     NextPartNumberMarker: page.at(-1)?.partNumber ?? marker,
     MaxParts: maxParts,
-    IsTruncated: after.length > page.length,
+    IsTruncated: pageTruncated(ctx, after.length > page.length, page.length),
     Part: page.map((p) => ({ PartNumber: p.partNumber, Size: p.size })),
   };
 }
