@@ -75,10 +75,6 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
   let consumed = 0;
   let ended = false;
 
-  const fail = (e: unknown): never => {
-    reader.cancel().catch(() => {});
-    throw e;
-  };
   /** Reads more into `buf`; false at the end of the body. */
   const more = async (): Promise<boolean> => {
     if (ended) return false;
@@ -86,7 +82,7 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
     try {
       chunk = await reader.read();
     } catch {
-      return fail(new SvcError('IncompleteBody', 'The request body could not be read to its end.'));
+      throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
     }
     if (chunk.done) {
       ended = true;
@@ -104,9 +100,9 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
       const at = find(buf, pattern, from);
       if (at >= 0) consumed += at + pattern.length;
       if ((at >= 0 ? consumed : consumed + buf.length) > budget) {
-        return fail(new SvcError('MaxPostPreDataLengthExceeded', `Your POST request fields preceding the upload file were too large: they may take ${budget} bytes.`, {}, {
+        throw new SvcError('MaxPostPreDataLengthExceeded', `Your POST request fields preceding the upload file were too large: they may take ${budget} bytes.`, {}, {
           MaxPostPreDataLengthBytes: String(budget),
-        }));
+        });
       }
       if (at >= 0) {
         const before = buf.subarray(0, at);
@@ -114,7 +110,7 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
         return before;
       }
       from = Math.max(0, buf.length - pattern.length + 1);
-      if (!(await more())) return fail(malformed(`the body ended inside ${what}.`));
+      if (!(await more())) return malformed(`the body ended inside ${what}.`);
     }
   };
   /** After a delimiter: `--` ends the form; otherwise the line break before the next part's headers. */
@@ -132,7 +128,7 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
       const { name, filename } = disposition(text(await until(CRLF_CRLF, "a part's headers"), "part headers"));
       const lower = name.toLowerCase();
       if (lower === 'file') {
-        return { fields, file: { filename: filename ?? '', stream: partStream(reader, buf, delimiter, () => ended) } };
+        return { fields, file: { filename: filename ?? '', stream: partStream(reader, buf, delimiter, ended) } };
       }
       const value = text(await until(delimiter, `the field ${name}`), `field ${name}`);
       if (!fields.has(lower)) fields.set(lower, value);
@@ -140,7 +136,8 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
     reader.cancel().catch(() => {});
     return { fields };
   } catch (e) {
-    return fail(e);
+    reader.cancel().catch(() => {});
+    throw e;
   }
 }
 
@@ -149,9 +146,9 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
  * delimiter that ends the part; what follows is not read. A body that ends before that delimiter
  * is an incomplete form, never a shorter file.
  */
-function partStream(reader: ReadableStreamDefaultReader<Uint8Array>, head: Uint8Array, delimiter: Uint8Array, endedAlready: () => boolean): ReadableStream<Uint8Array> {
+function partStream(reader: ReadableStreamDefaultReader<Uint8Array>, head: Uint8Array, delimiter: Uint8Array, endedAlready: boolean): ReadableStream<Uint8Array> {
   let pending = head;
-  let ended = endedAlready();
+  let ended = endedAlready;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
