@@ -65,7 +65,15 @@ const CRLF = [13, 10];
  * signature, if any, is not read. A body that breaks the framing, ends early or fails a signature
  * errors the stream with a ChunkedBodyError.
  */
-export function decodeAwsChunked(body: ReadableStream<Uint8Array>, signing?: ChunkSigning): { stream: ReadableStream<Uint8Array>; trailers: Promise<Headers> } {
+export function decodeAwsChunked(
+  body: ReadableStream<Uint8Array>,
+  signing?: ChunkSigning,
+  /**
+   * The most bytes the body may decode to, and the error for a chunk whose size would pass it:
+   * thrown from its header, before a byte of it is read (a signed chunk is held whole).
+   */
+  limit?: { bytes: number; error: () => Error },
+): { stream: ReadableStream<Uint8Array>; trailers: Promise<Headers> } {
   let settleTrailers!: (h: Headers) => void;
   let failTrailers!: (e: unknown) => void;
   const trailers = new Promise<Headers>((resolve, reject) => {
@@ -132,6 +140,7 @@ export function decodeAwsChunked(body: ReadableStream<Uint8Array>, signing?: Chu
 
   let previous = signing?.seedSignature ?? '';
   let left = 0; // unsigned: bytes of the current chunk not yet passed on
+  let total = 0; // bytes the chunk headers so far have announced
   let done = false;
 
   async function header(): Promise<{ size: number; signature?: string }> {
@@ -189,6 +198,8 @@ export function decodeAwsChunked(body: ReadableStream<Uint8Array>, signing?: Chu
             return controller.enqueue(out);
           }
           const { size, signature } = await header();
+          total += size;
+          if (limit && total > limit.bytes) throw limit.error();
           if (size === 0) {
             await verify(signature, new Uint8Array(0));
             const t = await readTrailers();

@@ -160,7 +160,11 @@ export async function readBody(ctx: Context, l: BodyLimits): Promise<ReadBody> {
   // A framed body's own bytes are known only once decoded: its size and Blob are the framing's.
   const framed = check !== undefined && !check.plain;
   const known = framed ? undefined : raw.size;
-  const stream = raw.stream && check ? check.stream(raw.stream) : raw.stream;
+  // A framed body is refused at the chunk that would pass its length, before that chunk is read.
+  const cap = declared !== undefined
+    ? { bytes: declared, error: () => new SvcError('IncompleteBody', `The body is longer than its declared ${declared} bytes.`) }
+    : { bytes: l.max, error: () => new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`) };
+  const stream = raw.stream && check ? check.stream(raw.stream, cap) : raw.stream;
   if (known !== undefined && known > l.max) throw new SvcError(l.tooLarge, `The body may not exceed ${l.max} bytes.`);
   if (known !== undefined && known > room) overQuota();
 

@@ -95,8 +95,15 @@ export function corsDocument(rules: CorsRule[]): Record<string, unknown> {
   };
 }
 
+/**
+ * The most headers a preflight may ask for: a page's request names a handful, and each is matched
+ * against every allowed header of every rule (7,000 asked against a rule of 1,700 cost 350 ms).
+ */
+const MAX_ASKED_HEADERS = 100;
+
 /** The first rule that allows this origin, method and every requested header. */
 export function matchingRule(rules: CorsRule[], origin: string, method: string, headers: string[]): CorsRule | undefined {
+  if (headers.length > MAX_ASKED_HEADERS) return undefined;
   return rules.find((r) => r.allowedMethods.includes(method)
     && r.allowedOrigins.some((o) => matches(o, origin, false))
     && headers.every((h) => r.allowedHeaders.some((a) => matches(a, h, true))));

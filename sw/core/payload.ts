@@ -28,8 +28,8 @@ export interface ChecksumValue {
 }
 
 export interface PayloadCheck {
-  /** The stream of the body's own bytes (decoded from aws-chunked). */
-  stream(raw: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>;
+  /** The stream of the body's own bytes (decoded from aws-chunked), refused with `limit.error` past `limit.bytes`. */
+  stream(raw: ReadableStream<Uint8Array>, limit: { bytes: number; error: () => Error }): ReadableStream<Uint8Array>;
   /** Whether the raw body is the body itself (not framed): a Blob of it may be kept as is. */
   readonly plain: boolean;
   /** The body's declared length: `x-amz-decoded-content-length` for a framed body. */
@@ -70,9 +70,9 @@ export async function payloadCheck(payload: Payload | undefined, headers: Header
   let trailers: Promise<Headers> | undefined;
   return {
     plain: !payload.chunked,
-    stream(raw) {
+    stream(raw, limit) {
       if (!payload.chunked) return raw;
-      const decoded = decodeAwsChunked(raw, payload.chunked.signing);
+      const decoded = decodeAwsChunked(raw, payload.chunked.signing, limit);
       trailers = decoded.trailers;
       return decoded.stream;
     },

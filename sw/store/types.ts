@@ -256,8 +256,12 @@ export interface Store {
    * (removed while this request was on its way).
    */
   createBucket(bucket: Omit<BucketRecord, 'id'>): Promise<'ok' | 'exists' | 'noSuchOwner'>;
-  /** Deletes only a bucket with no object, no version and no upload. */
-  deleteBucket(bucket: BucketRef): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
+  /**
+   * Deletes only a bucket with no object, no version and no upload; with `abortUploads`, one with
+   * no object and no version, and its uploads in progress with it (S3's rule), in the same step:
+   * a bucket that is not deleted keeps its uploads.
+   */
+  deleteBucket(bucket: BucketRef, o?: { abortUploads?: boolean }): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
   putBucketAcl(bucket: BucketRef, acl: Acl): Promise<WriteResult>;
   putBucketVersioning(bucket: BucketRef, status: VersioningStatus): Promise<WriteResult>;
   /** Sets the bucket's CORS configuration; undefined removes it. */

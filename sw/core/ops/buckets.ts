@@ -42,15 +42,8 @@ export async function createBucket(ctx: Context): Promise<Response> {
 
 export async function deleteBucket(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  if (ctx.dialect.name === 's3') {
-    // S3 deletes a bucket whose only contents are uploads in progress, and those with it.
-    for (;;) {
-      const listed = await ctx.store.listMultipartUploads(bucket, { prefix: '', keyMarker: '', uploadIdMarker: '', maxUploads: limits.maxUploadsMax });
-      if (listed === 'noSuchBucket' || listed.uploads.length === 0) break;
-      for (const u of listed.uploads) await ctx.store.abortMultipartUpload(bucket, u.uploadId);
-    }
-  }
-  const result = await ctx.store.deleteBucket(bucket);
+  // S3 deletes a bucket whose only contents are uploads in progress, and those with it.
+  const result = await ctx.store.deleteBucket(bucket, { abortUploads: ctx.dialect.name === 's3' });
   if (result === 'noSuchBucket') fail('NoSuchBucket');
   if (result === 'notEmpty') fail('BucketNotEmpty', `The bucket "${ctx.bucket}" still holds objects or uploads.`);
   return new Response(null, { status: ctx.dialect.name === 's3' ? 204 : 200 });

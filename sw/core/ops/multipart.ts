@@ -89,7 +89,8 @@ export async function uploadPart(ctx: Context): Promise<Response> {
 
 /** The part list of a Complete body, in the check order of docs/protocol.md, "Multipart rules", up to InvalidPartOrder. */
 function partList(xml: string): { partNumber: number; etag: string }[] {
-  const doc = parseXml(xml, 'CompleteMultipartUpload');
+  // A Part is at most 10 tags (Part, PartNumber, ETag, one checksum: each opened and closed, and room to spare).
+  const doc = parseXml(xml, 'CompleteMultipartUpload', limits.partNumberMax * 10 + 16);
   const parts = children(doc, 'Part').map((p) => {
     const number = childText(p, 'PartNumber')?.trim() ?? '';
     const etag = childText(p, 'ETag');

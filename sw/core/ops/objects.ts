@@ -354,7 +354,8 @@ async function s3DeleteEntries(ctx: Context, bucket: BucketRecord, entries: { ke
 
 export async function deleteObjects(ctx: Context): Promise<Response> {
   const bucket = await ownedBucket(ctx);
-  const doc = parseXml(await readXmlBody(ctx, limits.deleteBodyBytes), 'Delete');
+  // An Object is at most 12 tags (Object, Key, VersionId, ETag, LastModifiedTime, Size, opened and closed).
+  const doc = parseXml(await readXmlBody(ctx, limits.deleteBodyBytes), 'Delete', limits.deleteObjects * 12 + 16);
   const quietText = childText(doc, 'Quiet')?.trim().toLowerCase();
   if (quietText !== undefined && quietText !== 'true' && quietText !== 'false') fail('MalformedXML', 'Quiet must be true or false.');
   const quiet = quietText === 'true';
@@ -451,6 +452,11 @@ export async function copyObject(ctx: Context): Promise<Response> {
   checkObjectAcl(ctx, destination, ctx.req.headers.get('x-amz-acl'));
   checkKeyLength(ctx.key);
   const { source, object, body } = await copySource(ctx);
+  // A copy is written as a PUT is, in one step (its MD5 read first): no larger than a PUT's body.
+  // A larger object copies in parts (UploadPartCopy), as S3's over 5 GB do.
+  if (object.size > limits.putObjectBytes) {
+    fail('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${limits.putObjectBytes} (copy it in parts: UploadPartCopy).`);
+  }
   const condition = await writeConditionOf(ctx, destination);
   // S3 copies the source's metadata, or with `x-amz-metadata-directive: REPLACE` takes the request's.
   const directive = ctx.dialect.name === 's3' ? (ctx.req.headers.get('x-amz-metadata-directive') ?? 'COPY').trim().toUpperCase() : 'COPY';

@@ -126,9 +126,10 @@ export async function uploadPartCopy(ctx: Context): Promise<Response> {
   const { upload, partNumber } = await uploadPartTarget(ctx, bucket);
   const { object, body } = await copySource(ctx);
   const range = copyRange(ctx.req.headers.get('x-amz-copy-source-range'), object.size);
-  const whole = await blobOf(body);
-  const bytes = range ? whole.slice(range.start, range.end + 1) : whole;
-  if (bytes.size > limits.partBytes) fail('EntityTooLarge', `A part may not exceed ${limits.partBytes} bytes.`);
+  // Sized, then read: only the range, and only when it fits a part (a whole 600 MiB source was
+  // read to copy one byte of it where bodies are kept as pieces).
+  if ((range ? range.end - range.start + 1 : object.size) > limits.partBytes) fail('EntityTooLarge', `A part may not exceed ${limits.partBytes} bytes.`);
+  const bytes = await blobOf(range ? body.slice(range.start, range.end + 1) : body);
   const etag = await md5OfBlob(bytes);
   const lastModified = ctx.now();
   const stored = await ctx.store.uploadPart(bucket, { uploadId: upload.uploadId, partNumber, etag, size: bytes.size, lastModified }, bytes);

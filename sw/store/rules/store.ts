@@ -192,19 +192,18 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       return 'ok' as const;
     }),
 
-    deleteBucket: (ref) => accessWrite([BUCKETS, OBJECTS, VERSIONS, UPLOAD_KEYS] as Table<unknown>[], function* (w) {
+    deleteBucket: (ref, o = {}) => accessWrite(WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
       const within = { prefix: [ref.name] };
-      const [bucket, objects, versions, uploads] = yield* all(
-        getRead(BUCKETS, [ref.name]),
+      const [objects, versions, uploads] = yield* all(
         rangeRead(OBJECTS, within, { limit: 1 }),
         rangeRead(VERSIONS, within, { limit: 1 }),
-        rangeRead(UPLOAD_KEYS, within, { limit: 1 }),
+        rangeRead(UPLOAD_KEYS, within, o.abortUploads ? {} : { limit: 1 }),
       );
-      if (!bucket || bucket.id !== ref.id) return 'noSuchBucket' as const;
-      if (objects.length + versions.length + uploads.length > 0) return 'notEmpty' as const;
-      w.delete(BUCKETS, [ref.name]);
+      if (objects.length + versions.length > 0 || (uploads.length > 0 && !o.abortUploads)) return 'notEmpty' as const;
+      for (const u of uploads) yield* abort(s, bucket, u.uploadId);
+      s.w.delete(BUCKETS, [ref.name]);
       return 'ok' as const;
-    }),
+    })),
 
     putBucketAcl: (ref, acl: Acl) => accessWrite(WRITE_TABLES, inBucket(ref, false, function* (s, bucket): Generator<Read, WriteResult, unknown> {
       s.w.put(BUCKETS, { ...bucket, acl });
