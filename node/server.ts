@@ -34,6 +34,8 @@ export interface ServerOptions {
    * is on disk before its answer. Default: in memory, gone when the server stops.
    */
   dataDir?: string;
+  /** How long a request body may stop arriving before it is answered 400 RequestTimeout, in ms. Default 20,000. */
+  bodyIdleMs?: number;
 }
 
 /** A server {@link startServer} started. */
@@ -94,23 +96,37 @@ type Incoming = Pick<IncomingMessage, 'method' | 'url' | 'headers' | 'rawHeaders
 type Outgoing = Pick<ServerResponse, 'headersSent' | 'writeContinue'>;
 
 /**
- * `Expect: 100-continue`: the client holds its body back until a 100, sent here when the handler
- * first reads the body, so a request refused before that (a bad signature, no such bucket, no
- * permission) is answered without its body ever crossing the network, as S3 does.
+ * A request's body as the handler reads it, watched: a body whose next bytes do not come within
+ * `idleMs` errors with 400 RequestTimeout (as S3 answers one that stalls), so a client that stops
+ * sending mid-body is answered, instead of holding the request until Node's own timeout (300 s).
+ * With `continueTo` (`Expect: 100-continue`), the 100 goes out when the handler first reads the
+ * body, so a request refused before that (a bad signature, no such bucket, no permission) is
+ * answered without its body ever crossing the network, as S3 does.
  */
-function continueOnRead(req: Request, outgoing: Outgoing): { request: Request; continued: () => boolean } {
+function watchedBody(req: Request, idleMs: number, continueTo?: Outgoing): { request: Request; continued: () => boolean } {
   if (req.body === null) return { request: req, continued: () => true };
   const reader = req.body.getReader();
-  let continued = false;
+  let continued = continueTo === undefined;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (!continued) {
         continued = true;
-        if (!outgoing.headersSent) outgoing.writeContinue();
+        if (!continueTo!.headersSent) continueTo!.writeContinue();
       }
-      const { done, value } = await reader.read();
-      if (done) controller.close();
-      else controller.enqueue(value);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<'stalled'>((resolve) => {
+        timer = setTimeout(() => resolve('stalled'), idleMs);
+      });
+      try {
+        const next = await Promise.race([reader.read(), stalled]);
+        if (next === 'stalled') {
+          reader.cancel().catch(() => {});
+          controller.error(new SvcError('RequestTimeout', `Your socket connection to the server was not read from or written to within ${idleMs / 1000} s: the body stopped arriving.`));
+        } else if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     cancel: (reason) => reader.cancel(reason),
   }, { highWaterMark: 0 }); // nothing is pulled before the handler asks
@@ -216,13 +232,12 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
 
   /** The request @hono/node-server is turning into a Request (its errorHandler is not told which). */
   let reading: IncomingMessage | undefined;
-  /** Requests sent with `Expect: 100-continue` (continueOnRead). */
+  /** Requests sent with `Expect: 100-continue` (watchedBody). */
   const expectingContinue = new WeakSet<object>();
   const listener = getRequestListener(
     async (req: Request, env: { incoming: Incoming; outgoing: Outgoing }) => {
       try {
-        if (!expectingContinue.has(env.incoming)) return await handle(req);
-        const gated = continueOnRead(req, env.outgoing);
+        const gated = watchedBody(req, o.bodyIdleMs ?? 20_000, expectingContinue.has(env.incoming) ? env.outgoing : undefined);
         const res = await handle(gated.request);
         // Refused before its body was asked for: the client may still send that body, which must
         // not be read as the next request on this connection.

@@ -34,6 +34,7 @@ const STATUS = {
   BadRequest: 400,
   MalformedPOSTRequest: 400,
   MaxPostPreDataLengthExceeded: 400,
+  RequestTimeout: 400,
   MalformedTrailerError: 400,
   InvalidPolicyDocument: 400,
   AuthorizationHeaderMalformed: 400,

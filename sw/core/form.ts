@@ -3,7 +3,7 @@
 // closing delimiter. The form's authority is in its fields (the policy and its signature), so they
 // are checked before a byte of the file is read, and the file is read only up to the size the
 // policy and the service allow: nothing here ever holds a body the sender has not been allowed to send.
-import { SvcError } from './errors.ts';
+import { SvcError, asSvcError } from './errors.ts';
 
 const CRLF_CRLF = new Uint8Array([13, 10, 13, 10]);
 const notWellFormed = (why: string) => new SvcError('MalformedPOSTRequest', `The body of your POST request is not well-formed multipart/form-data: ${why}`);
@@ -81,8 +81,8 @@ export async function readFormStart(body: ReadableStream<Uint8Array> | null, bou
     let chunk: ReadableStreamReadResult<Uint8Array>;
     try {
       chunk = await reader.read();
-    } catch {
-      throw new SvcError('IncompleteBody', 'The request body could not be read to its end.');
+    } catch (e) {
+      throw asSvcError(e) ?? new SvcError('IncompleteBody', 'The request body could not be read to its end.');
     }
     if (chunk.done) {
       ended = true;
@@ -175,8 +175,8 @@ function partStream(reader: ReadableStreamDefaultReader<Uint8Array>, head: Uint8
         let chunk: ReadableStreamReadResult<Uint8Array>;
         try {
           chunk = await reader.read();
-        } catch {
-          controller.error(new SvcError('IncompleteBody', 'The request body could not be read to its end.'));
+        } catch (e) {
+          controller.error(asSvcError(e) ?? new SvcError('IncompleteBody', 'The request body could not be read to its end.'));
           return;
         }
         if (chunk.done) {

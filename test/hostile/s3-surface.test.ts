@@ -538,6 +538,33 @@ describe.each(['memory', 'data'] as const)('the HTTP server (%s)', (where) => {
     expect([statusOf(ok), ok.endsWith('sig-b private')]).toEqual([200, true]);
   });
 
+  it('a body that stops arriving is answered 400 RequestTimeout once it has been idle for bodyIdleMs, and nothing is stored', async () => {
+    const idle = await startServer({ port: 0, log: () => {}, bodyIdleMs: 300, ...(where === 'data' ? { dataDir: tempDir('swbucket-idle-') } : {}) });
+    try {
+      const url = `http://127.0.0.1:${idle.port}/idle`;
+      expect((await fetch(url, { method: 'PUT', headers: await signedHeaders('PUT', url, undefined) })).status).toBe(200);
+      const headers = await signedHeaders('PUT', `${url}/k`, undefined, { contentSha256: 'UNSIGNED-PAYLOAD', headers: { 'content-length': '100' } });
+      // Half the body, then silence; the socket stays open.
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(idle.port, '127.0.0.1', () => socket.write(`PUT /idle/k HTTP/1.1\r\n${headerLines(headers)}\r\n${'x'.repeat(50)}`));
+        let out = '';
+        socket.on('data', (d) => {
+          out += d.toString('latin1');
+          if (out.includes('</Error>')) {
+            socket.destroy();
+            resolve(out);
+          }
+        });
+        socket.on('error', reject);
+      });
+      expect([statusOf(answer), codeOf(answer)]).toEqual([400, 'RequestTimeout']);
+      const head = await fetch(`${url}/k`, { method: 'HEAD', headers: await signedHeaders('HEAD', `${url}/k`, undefined) });
+      expect(head.status).toBe(404);
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('G3: two Authorization headers, a bogus one first: 400, nothing read', async () => {
     const headers = await signedHeaders('GET', `http://${host}/sig-b/x.txt`, undefined);
     const valid = headers.get('authorization')!;
