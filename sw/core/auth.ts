@@ -134,16 +134,15 @@ async function authenticateHmac(i: AuthInput, scheme: 'SVC' | 'NOS'): Promise<Ac
 
 /**
  * The sub-resources a signature covers are written decoded and joined by `&`, so a value that holds
- * one (`?partNumber=1%26uploadId%3DU`) would sign as two parameters, and one named twice as one
- * of them: a signature for an Upload Part would then also sign a PUT. Neither is signed at all.
+ * one (`?partNumber=1%26uploadId%3DU`) would sign as two parameters: a signature for an Upload Part
+ * would then also sign a PUT. Such a value is not signed at all. (A sub-resource named twice, as an
+ * export's `bucket`, signs each value in the order sent: nothing reads it as anything else.)
  */
 function checkSignedSubresources(query: URLSearchParams): void {
-  const seen = new Set<string>();
   for (const [name, value] of query) {
-    if (!SIGNED_SUBRESOURCES.has(name)) continue;
-    if (seen.has(name)) denied(`The sub-resource "${name}" is given twice; a signature covers each once.`);
-    if (value.includes('&')) denied(`The sub-resource "${name}" holds "&", which a signature cannot tell from a second parameter.`);
-    seen.add(name);
+    if (SIGNED_SUBRESOURCES.has(name) && value.includes('&')) {
+      denied(`The sub-resource "${name}" holds "&", which a signature cannot tell from a second parameter.`);
+    }
   }
 }
 

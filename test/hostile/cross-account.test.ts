@@ -41,6 +41,7 @@ describe.each(STORE_KINDS)('across accounts (%s)', (kind) => {
       expect(forged).not.toBe(signed);
       const r = await send(s.handle, 'PUT', forged, { auth: 'anon', body: 'REPLACED' });
       expect([r.status, codeOf(r.text)], forged).toEqual([403, 'AccessDenied']);
+      // A second uploadId added is a resource the link did not sign.
       const twice = signed.replace(`uploadId=${uploadId}`, `uploadId=${uploadId}&uploadId=${uploadId}`);
       const again = await send(s.handle, 'PUT', twice, { auth: 'anon', body: 'REPLACED' });
       expect([again.status, codeOf(again.text)], twice).toEqual([403, 'AccessDenied']);
