@@ -37,7 +37,8 @@ export interface SignedBy {
 const CREDENTIAL = /^([^/\s]+)\/(\d{8})\/([^/\s]+)\/([^/\s]+)\/aws4_request$/;
 const AMZ_DATE = /^\d{8}T\d{6}Z$/;
 
-function credentialOf(text: string): Credential | undefined {
+/** A credential scope as written, `{accessKeyId}/{date}/{region}/{service}/aws4_request`; undefined when not one. */
+export function credentialOf(text: string): Credential | undefined {
   const m = CREDENTIAL.exec(text);
   return m ? { accessKeyId: m[1]!, date: m[2]!, region: m[3]!, service: m[4]! } : undefined;
 }

@@ -10,7 +10,7 @@ import { VERSION_ID, checkKeyLength, copySource, held, inBucket, objectHeadersFr
 import { listingEncoder, listingEntries, listingPage, ownerOf } from './buckets.ts';
 import { uploadPartTarget } from './multipart.ts';
 import { md5OfBlob } from '../../../protocol/md5.ts';
-import { SIGV4_ALGORITHM, isAmzDate, verifyV4 } from '../../../protocol/sigv4.ts';
+import { SIGV4_ALGORITHM, credentialOf, isAmzDate, verifyV4 } from '../../../protocol/sigv4.ts';
 import { blobOf } from '../../store/pieces.ts';
 import { STANDARD_HEADERS, type Account, type ObjectPart } from '../../store/types.ts';
 import { pageTruncated, xmlAnswer, type Context } from '../context.ts';
@@ -192,9 +192,9 @@ function policyConditions(text: string, now: number): Condition[] {
 async function formSigner(ctx: Context, fields: Map<string, string>): Promise<{ account: Account; policy: string }> {
   const policy = fields.get('policy') ?? fail('AccessDenied', 'Bucket POST must contain a policy and its signature (createPresignedPost).');
   if (fields.get('x-amz-algorithm') !== SIGV4_ALGORITHM) fail('InvalidArgument', `x-amz-algorithm must be ${SIGV4_ALGORITHM}.`);
-  const credential = /^([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request$/.exec(fields.get('x-amz-credential') ?? '')
+  const credential = credentialOf(fields.get('x-amz-credential') ?? '')
     ?? fail('InvalidArgument', 'x-amz-credential must be {key}/{date}/{region}/s3/aws4_request.');
-  const [, accessKeyId = '', date = '', region = '', service = ''] = credential;
+  const { accessKeyId, date, service } = credential;
   if (service !== 's3') fail('InvalidArgument', `x-amz-credential names the service "${service}"; a form for S3 is signed for "s3".`);
   const amzDate = fields.get('x-amz-date') ?? '';
   if (!isAmzDate(amzDate)) fail('InvalidArgument', 'x-amz-date must be the time of signing, 20260101T000000Z.');
@@ -202,7 +202,7 @@ async function formSigner(ctx: Context, fields: Map<string, string>): Promise<{ 
   const account = await ctx.store.getAccount(accessKeyId)
     ?? fail('InvalidAccessKeyId', `The AWS Access Key Id "${accessKeyId}" does not exist in this service's records.`);
   const signature = fields.get('x-amz-signature') ?? '';
-  if (!(await verifyV4(account.secret, { accessKeyId, date, region, service }, policy, signature))) {
+  if (!(await verifyV4(account.secret, credential, policy, signature))) {
     fail('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided: the policy was signed with another secret, or changed.');
   }
   return { account, policy };
