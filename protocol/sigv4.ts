@@ -264,9 +264,11 @@ export interface V4Signed {
  */
 export async function signRequestV4(i: {
   method: string; url: URL; headers: Headers; body?: Uint8Array; accessKeyId: string; secret: string; region: string; now?: Date;
+  /** Sign `UNSIGNED-PAYLOAD` instead of the body's SHA-256 (a large body, hashed by its Content-MD5 or not at all). */
+  unsignedPayload?: boolean;
 }): Promise<V4Signed> {
   const amzDate = (i.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const payloadHash = await sha256Hex(i.body ?? new Uint8Array(0));
+  const payloadHash = i.unsignedPayload ? UNSIGNED_PAYLOAD : await sha256Hex(i.body ?? new Uint8Array(0));
   i.headers.set('x-amz-date', amzDate);
   i.headers.set('x-amz-content-sha256', payloadHash);
   const credential: Credential = { accessKeyId: i.accessKeyId, date: amzDate.slice(0, 8), region: i.region, service: 's3' };

@@ -47,6 +47,7 @@ const STATUS = {
   MethodNotAllowed: 405,
   BucketAlreadyExists: 409,
   BucketNotEmpty: 409,
+  InvalidBucketState: 409,
   AccountNotEmpty: 409,
   ImportConflict: 409,
   InvalidRange: 416,

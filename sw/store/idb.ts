@@ -140,6 +140,13 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
   (db) => {
     db.createObjectStore('held-bodies', { keyPath: ['holder', 'bodyId'] });
   },
+  // Step 8: replicas (sw/replica/): the outbox, each key's state at its last sync, conflicts, the replicas' own records.
+  (db) => {
+    db.createObjectStore('outbox', { keyPath: ['bucket', 'key'] });
+    db.createObjectStore('synced', { keyPath: ['bucket', 'key'] });
+    db.createObjectStore('conflicts', { keyPath: ['bucket', 'id'] });
+    db.createObjectStore('replicas', { keyPath: 'bucket' });
+  },
 ];
 
 function openDatabase(factory: IDBFactory, name: string): Promise<IDBDatabase> {

@@ -2,7 +2,7 @@
 // stores and keys as the IndexedDB database (sw/store/idb.ts, UPGRADES) and the --data directory
 // (node/lmdb-store.ts), so data written by earlier versions opens unchanged.
 import type { Table } from './engine/types.ts';
-import type { Account, BucketRecord, ObjectRecord, PartRecord, UploadRecord } from './types.ts';
+import type { Account, BucketRecord, ConflictRecord, ObjectRecord, OutboxEntry, PartRecord, SyncRecord, UploadRecord } from './types.ts';
 
 export const ACCOUNTS: Table<Account> = { name: 'accounts', parts: 1, key: (a) => [a.accessKeyId] };
 /**
@@ -44,7 +44,18 @@ export const PIECES: Table<Uint8Array> = { name: 'pieces', parts: 2 };
 export const HELD_BODIES: Table<{ holder: string; bodyId: string; size: number }> =
   { name: 'held-bodies', parts: 2, key: (s) => [s.holder, s.bodyId] };
 
+/** A replicated bucket's keys changed and not yet pushed, by [bucket, key]: the latest change of each (rules/outbox.ts). */
+export const OUTBOX: Table<OutboxEntry> = { name: 'outbox', parts: 2, key: (e) => [e.bucket, e.key] };
+/** What each key of a replicated bucket was on both sides at its last sync, by [bucket, key]. */
+export const SYNCED: Table<SyncRecord> = { name: 'synced', parts: 2, key: (r) => [r.bucket, r.key] };
+/** The conflicts a sync found, by [bucket, id]. */
+export const CONFLICTS: Table<ConflictRecord> = { name: 'conflicts', parts: 2, key: (c) => [c.bucket, c.id] };
+/** Replicas' own records (sw/replica/ says what they hold), by [bucket]. */
+export const REPLICAS: Table<{ bucket: string } & Record<string, unknown>> = { name: 'replicas', parts: 1, key: (r) => [r.bucket] };
+
 /** Every table a bucket write may touch (dropping a body that is being read holds it instead). */
-export const WRITE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOADS, UPLOAD_KEYS, PARTS, BODIES, PIECES, HELD_BODIES] as Table<unknown>[];
+export const WRITE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOADS, UPLOAD_KEYS, PARTS, BODIES, PIECES, HELD_BODIES, OUTBOX] as Table<unknown>[];
+/** The tables a sync's own steps touch besides a bucket write's. */
+export const REPLICA_TABLES = [SYNCED, CONFLICTS, REPLICAS] as Table<unknown>[];
 /** The tables an account's usage is summed from (rules/usage.ts). */
 export const USAGE_TABLES = [ACCOUNTS, USAGE_EXACT, BUCKETS, OBJECTS, VERSIONS, UPLOAD_KEYS, PARTS] as Table<unknown>[];

@@ -96,6 +96,11 @@ export interface BucketRecord {
   nextVersionId: number;
   /** The CORS configuration set through S3; absent: none (every origin is answered). */
   cors?: CorsRule[];
+  /**
+   * Bound to a remote bucket (sw/replica/): every change to its current objects is recorded in the
+   * outbox in the write's own step. The binding itself is the `replicas` table's.
+   */
+  replica?: true;
 }
 
 /** The response headers an object keeps besides Content-Type (docs/protocol.md, "Copy, move and metadata replacement"). */
@@ -259,9 +264,10 @@ export interface Store {
   /**
    * Deletes only a bucket with no object, no version and no upload; with `abortUploads`, one with
    * no object and no version, and its uploads in progress with it (S3's rule), in the same step:
-   * a bucket that is not deleted keeps its uploads.
+   * a bucket that is not deleted keeps its uploads. A replicated bucket is not deleted until its
+   * replica is removed.
    */
-  deleteBucket(bucket: BucketRef, o?: { abortUploads?: boolean }): Promise<'ok' | 'noSuchBucket' | 'notEmpty'>;
+  deleteBucket(bucket: BucketRef, o?: { abortUploads?: boolean }): Promise<'ok' | 'noSuchBucket' | 'notEmpty' | 'replicated'>;
   putBucketAcl(bucket: BucketRef, acl: Acl): Promise<WriteResult>;
   putBucketVersioning(bucket: BucketRef, status: VersioningStatus): Promise<WriteResult>;
   /** Sets the bucket's CORS configuration; undefined removes it. */
@@ -348,7 +354,55 @@ export interface Store {
   /** In-progress uploads ordered by key, then uploadId. */
   listMultipartUploads(bucket: BucketRef, options: ListMultipartUploadsOptions): Promise<{ uploads: UploadRecord[]; truncated: boolean } | NoSuchBucket>;
 
+  /** What a replica's sync reads and writes (sw/replica/; the steps are rules/replica.ts). */
+  readonly replica: ReplicaLedger;
+
   close(): void;
+}
+
+/** A replica's own record, kept in the store by bucket: what sw/replica/ puts there. */
+export type ReplicaRecord = { bucket: string } & Record<string, unknown>;
+
+/** The replicated bucket's outcome of a sync's write: done, or refused because the key changed locally since it was read. */
+export type SyncWrite<T = 'ok'> = T | 'changed' | 'noSuchBucket' | QuotaRefusal;
+
+/** A key's local state as a sync read it (rules/replica.ts). */
+export interface SeenState {
+  etag: string | null;
+  change: string | null;
+}
+
+/** The store's side of replicas: their records, a bucket's state for a sync, and each outcome of one, in one step each. */
+export interface ReplicaLedger {
+  /** Binds `bucket` to a replica (its record), or with undefined unbinds it, its outbox, sync state and conflicts going with it. */
+  bind(bucket: BucketRef, record: ReplicaRecord | undefined): Promise<WriteResult>;
+  /** Replaces a bound replica's record (its state); refused when the bucket is not bound. */
+  putRecord(bucket: BucketRef, record: ReplicaRecord): Promise<WriteResult | 'notBound'>;
+  records(): Promise<ReplicaRecord[]>;
+  /** The bucket's current objects, sync records and outbox, by key, in one snapshot. */
+  view(bucket: BucketRef): Promise<{ objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> } | NoSuchBucket>;
+  /** A push landed: the key's sync state (null: gone on both sides); its outbox entry goes while it is the change pushed. */
+  pushed(bucket: BucketRef, key: string, change: string | null, sync: Omit<SyncRecord, 'bucket' | 'key'> | null): Promise<SyncWrite>;
+  /** The remote's object (with its body) made current at the key outside the outbox, or null: the key's object deleted. */
+  pulled(
+    bucket: BucketRef, key: string, seen: SeenState,
+    incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored } | null,
+    sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
+  ): Promise<SyncWrite<ObjectRecord | 'deleted'>>;
+  /** Both changed: the local version moves to `conflict.keptAt` (pushed as its own key), the remote's takes the key, the conflict is recorded. */
+  keepBoth(
+    bucket: BucketRef, key: string, seen: SeenState,
+    incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored } | null,
+    sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
+    conflict: ConflictRecord,
+  ): Promise<SyncWrite>;
+  /** The local version won a conflict: the key's sync state becomes `sync` (the remote's, to be pushed over) and the conflict is recorded. */
+  localWins(bucket: BucketRef, key: string, sync: Omit<SyncRecord, 'bucket' | 'key'> | null, conflict: ConflictRecord): Promise<SyncWrite>;
+  /** Records a conflict another device found (its copy came with a pull). */
+  recordConflict(bucket: BucketRef, conflict: ConflictRecord): Promise<WriteResult>;
+  conflicts(bucket: BucketRef): Promise<ConflictRecord[] | NoSuchBucket>;
+  /** Forgets a conflict (the app resolved it); both versions stay where they are. */
+  dismissConflict(bucket: BucketRef, id: string): Promise<WriteResult>;
 }
 
 /** An in-progress multipart upload. */
@@ -387,3 +441,51 @@ export type CompleteRefusal =
   | { refused: 'invalidPart'; partNumber: number }
   | { refused: 'entityTooSmall'; partNumber: number }
   | { refused: ConditionRefusal };
+
+/** A key of a replicated bucket changed locally and not yet pushed: the latest change only (rules/outbox.ts). */
+export interface OutboxEntry {
+  bucket: string;
+  key: string;
+  /** Names this change: a push may take the entry out only while it is still the one it pushed. */
+  change: string;
+  /** Milliseconds since the epoch. */
+  at: number;
+}
+
+/**
+ * What one key of a replicated bucket was on both sides at its last sync: the remote's ETag (and
+ * version id, where the remote keeps versions) and the local object's ETag. A key without one was
+ * never synced: new on whichever side holds it.
+ */
+export interface SyncRecord {
+  bucket: string;
+  key: string;
+  /** The remote object's ETag, unquoted, as the remote lists it. */
+  remoteEtag: string;
+  remoteVersionId?: string;
+  /** The local object's ETag then. */
+  localEtag: string;
+  size: number;
+  /** Milliseconds since the epoch. */
+  syncedAt: number;
+}
+
+/** A conflict a sync found and kept: both versions are reachable, at `key` and at `keptAt`. */
+export interface ConflictRecord {
+  bucket: string;
+  /** Names the conflict; sorts by time. */
+  id: string;
+  key: string;
+  /** Where the version that lost the key is kept (the local one under keep-both); absent when none needed keeping. */
+  keptAt?: string;
+  /** What happened on each side since the last sync. */
+  local: 'changed' | 'deleted' | 'new';
+  remote: 'changed' | 'deleted' | 'new';
+  localEtag?: string;
+  remoteEtag?: string;
+  /** Which version holds the key now, as the device that found the conflict saw it. */
+  winner: 'remote' | 'local';
+  at: number;
+  /** Another device found it: this one learned of it by pulling the kept copy. */
+  foundElsewhere?: true;
+}

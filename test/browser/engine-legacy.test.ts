@@ -1,5 +1,5 @@
 // A database written by the store before it was written over engines (IndexedDB schema 5: Blob
-// bodies, or bodies as pieces) opens in this engine upgraded to schema 7 and reads the same:
+// bodies, or bodies as pieces) opens in this engine upgraded to schema 8 and reads the same:
 // every version byte for byte, uploads, parts, accounts with their usage (issue 22). The database
 // is made again in the page from the fixture (test/fixtures/legacy-idb-*.json.gz, written by the
 // earlier store: test/unit/legacy-data.test.ts) by the same restoreDump the Node test uses, then opened by the product's store module
@@ -89,7 +89,7 @@ describe(`a schema-5 database in ${service.name}`, () => {
         });
         return { version, described: JSON.parse(JSON.stringify(out)) };
       }, { script: storeScript, restoreSource: restoreDump.toString(), name: `legacy-${form}`, dump } satisfies InPage);
-      expect(got.version).toBe(7);
+      expect(got.version).toBe(8);
       expect(got.described).toEqual(JSON.parse(JSON.stringify(expected)));
     });
   }

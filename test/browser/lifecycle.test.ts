@@ -404,8 +404,8 @@ describe('a new worker version with a schema change', () => {
     const original = await page.evaluate(() => (window as unknown as { swbucket: { version: string } }).swbucket.version);
     expect(original).not.toBe(VARIANT_VERSION);
     await createBucket(page, 'upgrade');
-    // Schema version 7: the tables, bucket identities, usage markers, a step that was taken out, pieces, uploads by key, import bodies (sw/store/idb.ts, UPGRADES).
-    expect((await dbSnapshot(page)).version, 'the database before the new build').toBe(7);
+    // Schema version 8: the tables, bucket identities, usage markers, a step that was taken out, pieces, uploads by key, import bodies, replicas (sw/store/idb.ts, UPGRADES).
+    expect((await dbSnapshot(page)).version, 'the database before the new build').toBe(8);
     const seeded: Put[] = Array.from({ length: 6 }, (_, i) => ({ key: `seeded-${i}`, seed: 900 + i, size: 10_000 + i * 50_000 }));
     expect((await putAll(page, 'upgrade', seeded)).map((a) => a.status)).toEqual(seeded.map(() => 200));
 
@@ -417,7 +417,7 @@ describe('a new worker version with a schema change', () => {
       w.heldStore = await w.__openIdbStore({});
       return { bucket: (await w.heldStore.getBucket('upgrade'))?.name, version: (await w.heldStore.db()).version };
     });
-    expect(held).toEqual({ bucket: 'upgrade', version: 7 });
+    expect(held).toEqual({ bucket: 'upgrade', version: 8 });
 
     const worker = await workerControl(page);
     await expect.poll(() => [...worker.versions.values()].filter((v) => v.status === 'activated').length).toBe(1);
@@ -577,7 +577,7 @@ describe('a new worker version with a schema change', () => {
         resolve(info);
       };
     }));
-    expect(db.version).toBe(8);
+    expect(db.version).toBe(9);
     expect(db.stores).toEqual(expect.arrayContaining(['accounts', 'buckets', 'objects', 'versions', 'bodies', 'uploads', 'upload-keys', 'parts', 'usage-exact', 'held-bodies', VARIANT_STORE]));
     await expectNoOrphans(page);
   });

@@ -86,14 +86,14 @@ it('`swbucket serve --data` on such a directory says it upgraded it (startServer
 
 for (const form of ['blobs', 'pieces'] as const) {
   describe(`an IndexedDB database of schema 5 with bodies as ${form}`, () => {
-    it('opens upgraded to schema 7: every version reads byte for byte, the invariants hold, writes work', async () => {
+    it('opens upgraded to schema 8: every version reads byte for byte, the invariants hold, writes work', async () => {
       const dump = JSON.parse(gunzipSync(readFileSync(fixture(`legacy-idb-${form}.json.gz`))).toString('utf8')) as Dump;
       expect(dump.version).toBe(5);
       const factory = new IDBFactory();
       await restoreDump(factory, 'legacy', dump);
       const store = await openIdbStore({ indexedDB: factory, name: 'legacy', bodies: form });
       try {
-        expect((await store.db()).version).toBe(7);
+        expect((await store.db()).version).toBe(8);
         expect(await described(store)).toEqual(expected);
         expect(integrity(await contents(store))).toEqual(SOUND);
         await stillWorks(store);

@@ -51,7 +51,7 @@ describe('upgrading a version-1 database to bucket identities', () => {
     await versionOneDatabase(factory);
     const store = await openIdbStore({ indexedDB: factory, name: NAME });
     const db = await (store as unknown as { db(): Promise<IDBDatabase & { version: number }> }).db();
-    expect(db.version).toBe(7); // every step, through `held-bodies`
+    expect(db.version).toBe(8); // every step, through the replicas' stores
 
     const bucket = await store.getBucket('old');
     expect(bucket?.id).toMatch(/^[0-9a-f-]{36}$/);
@@ -110,7 +110,7 @@ describe('upgrading a version-2 database to usage markers', () => {
     await versionTwoDatabase(factory, name);
     const store = await openIdbStore({ indexedDB: factory, name });
     const db = await (store as unknown as { db(): Promise<import('idb').IDBPDatabase> }).db();
-    expect(db.version).toBe(7); // every step, through `held-bodies`
+    expect(db.version).toBe(8); // every step, through the replicas' stores
     expect([...db.objectStoreNames]).toContain('usage-exact');
     expect((await db.getAllKeys('usage-exact')).sort()).toEqual(['alice', 'svcadmin']);
 

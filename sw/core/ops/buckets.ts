@@ -46,6 +46,7 @@ export async function deleteBucket(ctx: Context): Promise<Response> {
   const result = await ctx.store.deleteBucket(bucket, { abortUploads: ctx.dialect.name === 's3' });
   if (result === 'noSuchBucket') fail('NoSuchBucket');
   if (result === 'notEmpty') fail('BucketNotEmpty', `The bucket "${ctx.bucket}" still holds objects or uploads.`);
+  if (result === 'replicated') fail('InvalidBucketState', `The bucket "${ctx.bucket}" is the replica of a remote bucket: remove the replica first (changes not yet pushed would be lost).`);
   return new Response(null, { status: ctx.dialect.name === 's3' ? 204 : 200 });
 }
 

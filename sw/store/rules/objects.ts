@@ -4,7 +4,7 @@
 // inside a bucket write (store.ts), which has checked the bucket is still the one the request was
 // authorised for.
 import { all, get, getRead, range, type Read } from '../engine/types.ts';
-import { BUCKETS, OBJECTS, VERSIONS } from '../schema.ts';
+import { BUCKETS, OBJECTS, OUTBOX, VERSIONS } from '../schema.ts';
 import { StoreLimitError } from '../errors.ts';
 import type { BucketRecord, ConditionRefusal, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal, WriteCondition } from '../types.ts';
 import { dropBodies, idsOf } from './bodies.ts';
@@ -13,6 +13,21 @@ import { charge, type WriteStep } from './usage.ts';
 /** What the object steps need besides the write: whether bodies may have pieces to delete. */
 export interface ObjectStep extends WriteStep {
   pieces: boolean;
+  /**
+   * This step applies the remote's state to a replicated bucket (sw/replica/): its changes are
+   * not the bucket's own, and do not enter the outbox.
+   */
+  fromRemote?: boolean;
+}
+
+/**
+ * Records that `key`'s current object changed, in the step that changed it, when its bucket is
+ * replicated (rules/replica.ts): no write is stored and never pushed, or pushed and not stored.
+ * One entry a key, the latest: what is pushed is the key's state then, so changes coalesce.
+ */
+export function noteChange(s: ObjectStep, bucket: BucketRecord, key: string): void {
+  if (!bucket.replica || s.fromRemote) return;
+  s.w.put(OUTBOX, { bucket: bucket.name, key, change: crypto.randomUUID(), at: Date.now() });
 }
 
 /**
@@ -54,6 +69,7 @@ export function* makeCurrent(
   }
   s.w.put(OBJECTS, made);
   if (counter !== bucket.nextVersionId) s.w.put(BUCKETS, { ...bucket, nextVersionId: counter });
+  noteChange(s, bucket, next.key);
   return made;
 }
 
@@ -69,6 +85,7 @@ export function* deleteOne(s: ObjectStep, bucket: BucketRecord, key: string, ver
     yield* charge(s, bucket, -current.size);
     s.w.delete(OBJECTS, [bucket.name, key]);
     yield* dropBodies(s.w, idsOf(current), s.pieces);
+    noteChange(s, bucket, key);
     if (versionId !== undefined) {
       // Deleting the current version by id: the previous version becomes current again.
       const [previous] = yield* range(VERSIONS, { prefix: [bucket.name, key] }, { reverse: true, limit: 1 });
@@ -112,6 +129,7 @@ export function* deleteMany(s: ObjectStep, bucket: BucketRecord, entries: { key:
   if (inSpan.length < limit && found.length === inSpan.length) s.w.deleteRange(OBJECTS, span);
   else for (const o of found) s.w.delete(OBJECTS, [bucket.name, o.key]);
   yield* dropBodies(s.w, found.flatMap(idsOf), s.pieces);
+  for (const o of found) noteChange(s, bucket, o.key);
   return entries.map((): DeleteOutcome => 'deleted');
 }
 
@@ -147,16 +165,18 @@ export function* restore(
   const record: ObjectRecord = { ...object, bucket: bucket.name, chunks: [{ id: body.id, size: body.size }] };
   s.w.put(how.current ? OBJECTS : VERSIONS, record);
   if (v !== undefined && v >= bucket.nextVersionId) s.w.put(BUCKETS, { ...bucket, nextVersionId: v + 1 });
+  if (how.current || current) noteChange(s, bucket, object.key);
   return 'ok';
 }
 
-/** Re-keys an object inside its bucket without touching its bytes; replaces the destination. */
-export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: string, lastModified: number): Generator<Read, ObjectRecord | 'noSuchKey', unknown> {
+/** Re-keys an object inside its bucket without touching its bytes; replaces the destination. `meta`: user metadata it gains. */
+export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: string, lastModified: number, meta: [string, string][] = []): Generator<Read, ObjectRecord | 'noSuchKey', unknown> {
   const source = yield* get(OBJECTS, [bucket.name, from]);
   if (!source) return 'noSuchKey';
   s.w.delete(OBJECTS, [bucket.name, from]);
+  noteChange(s, bucket, from);
   // The bytes change key, not owner: nothing is added; the source's history stays at its key.
-  const moved: Omit<ObjectRecord, 'versionId'> & { versionId?: number } = { ...source, key: to, lastModified };
+  const moved: Omit<ObjectRecord, 'versionId'> & { versionId?: number } = { ...source, key: to, lastModified, meta: [...source.meta, ...meta] };
   delete moved.versionId; // the destination is a new write: it gets its own versionId
   const made = yield* makeCurrent(s, bucket, moved, 0);
   if (typeof made !== 'object') throw new Error('a move never grows usage, and has no condition');
@@ -164,10 +184,11 @@ export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: str
 }
 
 /** Replaces the response metadata; bytes and ETag stay. */
-export function* replaceMeta(s: WriteStep, bucket: BucketRecord, key: string, headers: ObjectHeaders, lastModified: number): Generator<Read, 'ok' | 'noSuchKey', unknown> {
+export function* replaceMeta(s: ObjectStep, bucket: BucketRecord, key: string, headers: ObjectHeaders, lastModified: number): Generator<Read, 'ok' | 'noSuchKey', unknown> {
   const object = yield* get(OBJECTS, [bucket.name, key]);
   if (!object) return 'noSuchKey';
   s.w.put(OBJECTS, { ...object, ...headers, lastModified });
+  noteChange(s, bucket, key);
   return 'ok';
 }
 

@@ -11,7 +11,10 @@
 import { StoreQuotaError } from '../errors.ts';
 import { all, get, getRead, range, rangeRead, type Engine, type Read, type Step, type Table, type Writes } from '../engine/types.ts';
 import { asRead } from '../engine/drive.ts';
-import { ACCOUNTS, BODIES, BUCKETS, HELD_BODIES, OBJECTS, PARTS, PIECES, UPLOADS, UPLOAD_KEYS, USAGE_EXACT, USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord } from '../schema.ts';
+import {
+  ACCOUNTS, BODIES, BUCKETS, CONFLICTS, HELD_BODIES, OBJECTS, OUTBOX, PARTS, PIECES, REPLICAS, REPLICA_TABLES, SYNCED, UPLOADS, UPLOAD_KEYS, USAGE_EXACT,
+  USAGE_TABLES, VERSIONS, WRITE_TABLES, type BodyRecord,
+} from '../schema.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, ListMultipartUploadsOptions, ListObjectsOptions,
   ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget, CorsRule,
@@ -25,6 +28,7 @@ import { dropSome, hold, nextHolder } from './holds.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
+import { bind, keepBoth, localWins, pulled, pushed, view } from './replica.ts';
 
 export interface StoreOptions {
   sizes?: Partial<BodySizes>;
@@ -39,6 +43,8 @@ export interface StoreOptions {
 const VERSION_TABLES = [OBJECTS, VERSIONS] as Table<unknown>[];
 const OBJECT_TABLES = [OBJECTS, VERSIONS, BODIES, PIECES] as Table<unknown>[];
 const UPLOAD_TABLES = [UPLOADS, UPLOAD_KEYS, PARTS] as Table<unknown>[];
+/** A sync's writes: a bucket write's tables and the replicas' own. */
+const SYNC_WRITE_TABLES = [...WRITE_TABLES, ...REPLICA_TABLES];
 
 /**
  * What a new store holds: the root account (docs/protocol.md, "Accounts"), its usage exact. For an
@@ -193,6 +199,8 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
     }),
 
     deleteBucket: (ref, o = {}) => accessWrite(WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+      // Its outbox may hold deletions not yet pushed: the replica goes first (replica.bind).
+      if (bucket.replica) return 'replicated' as const;
       const within = { prefix: [ref.name] };
       const [objects, versions, uploads] = yield* all(
         rangeRead(OBJECTS, within, { limit: 1 }),
@@ -337,6 +345,46 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
 
     listParts: (ref, uploadId, marker, max) => bucketRead(ref, UPLOAD_TABLES, () => listParts(ref, uploadId, marker, max)),
     listMultipartUploads: (ref, o: ListMultipartUploadsOptions) => bucketRead(ref, UPLOAD_TABLES, () => listUploads(ref.name, o)),
+
+    replica: {
+      bind: (ref, record) => accessWrite(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => bind(s, bucket, record))),
+      putRecord: (ref, record) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+        if (!bucket.replica) return 'notBound' as const;
+        s.w.put(REPLICAS, { ...record, bucket: bucket.name });
+        return 'ok' as const;
+      })),
+      records: () => engine.read([REPLICAS], () => range(REPLICAS, { prefix: [] })),
+      view: (ref) => bucketRead(ref, [OBJECTS, SYNCED, OUTBOX], () => view(ref.name)),
+      pushed: (ref, key, change, sync) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => pushed(s, bucket, key, change, sync))),
+      async pulled(ref, key, seen, incoming, sync) {
+        const prepared = incoming ? await withBody(incoming.body) : undefined;
+        return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+          const id = incoming ? bodyId(bucket.id, key) : '';
+          const made = yield* pulled(s, bucket, key, seen, incoming ? { ...incoming.object, key, bucket: bucket.name, chunks: [{ id, size: prepared!.size }] } : null, sync);
+          if (typeof made === 'object') putBody(s.w, id, prepared!);
+          return made;
+        }));
+      },
+      async keepBoth(ref, key, seen, incoming, sync, conflict) {
+        const prepared = incoming ? await withBody(incoming.body) : undefined;
+        return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+          const id = incoming ? bodyId(bucket.id, key) : '';
+          const done = yield* keepBoth(s, bucket, key, seen, incoming ? { ...incoming.object, key, bucket: bucket.name, chunks: [{ id, size: prepared!.size }] } : null, sync, { ...conflict, bucket: bucket.name });
+          if (done === 'ok' && incoming) putBody(s.w, id, prepared!);
+          return done;
+        }));
+      },
+      localWins: (ref, key, sync, conflict) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => localWins(s, bucket, key, sync, { ...conflict, bucket: bucket.name }))),
+      recordConflict: (ref, conflict) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+        s.w.put(CONFLICTS, { ...conflict, bucket: bucket.name });
+        return 'ok' as const;
+      })),
+      conflicts: (ref) => bucketRead(ref, [CONFLICTS], () => range(CONFLICTS, { prefix: [ref.name] })),
+      dismissConflict: (ref, id) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+        s.w.delete(CONFLICTS, [bucket.name, id]);
+        return 'ok' as const;
+      })),
+    },
   };
   engineOf.set(store, engine);
   return store;

@@ -1,0 +1,250 @@
+// The remote bucket as a replica sees it: a small S3 client over fetch, signed with the same SigV4
+// code the console's playground signs with (protocol/sigv4.ts). Only what a sync needs: list with
+// ETags, head, get, put and delete with S3's conditional headers, and multipart uploads. It runs in a
+// service worker and in Node alike. Nothing here decides anything: errors say what went wrong and
+// whether trying again can help (RemoteError.retryable); the sync (sync.ts) decides what to do.
+import { XMLParser } from 'fast-xml-parser';
+import { signRequestV4, uriEncode } from '../../protocol/sigv4.ts';
+import { STANDARD_HEADERS, type ObjectHeaders, type StandardHeader } from '../store/types.ts';
+
+/** What signs requests to the remote: static keys, or temporary ones with their session token. */
+export interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Sent as `x-amz-security-token` (temporary credentials: STS, Cognito, an app's backend). */
+  sessionToken?: string;
+  /** When temporary credentials expire (ms since the epoch, or a Date): they are asked for again before. */
+  expiration?: number | Date;
+}
+
+/** Where the remote bucket is. */
+export interface RemoteBucket {
+  /** The S3 endpoint: `https://s3.us-east-1.amazonaws.com`, `https://ACCOUNT.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`. */
+  endpoint: string;
+  region: string;
+  bucket: string;
+  /** A key prefix on the remote under which the replica's keys live (`photos/` maps local `a.jpg` to `photos/a.jpg`). */
+  prefix?: string;
+  /** `{endpoint}/{bucket}/{key}` rather than `{bucket}.{host}/{key}` (MinIO, Ceph, swbucket serve, most local servers). */
+  forcePathStyle?: boolean;
+}
+
+/** A remote object as a listing or a HEAD shows it; `key` is the replica's (without the prefix). */
+export interface RemoteEntry {
+  key: string;
+  /** Unquoted. */
+  etag: string;
+  size: number;
+  lastModified: number;
+  versionId?: string;
+}
+
+/** Why a request to the remote failed, and whether trying again may help. */
+export class RemoteError extends Error {
+  override readonly name = 'RemoteError';
+  constructor(
+    message: string,
+    /** HTTP status; 0 when no answer came (offline, refused, cut, a CORS refusal in a browser). */
+    readonly status: number,
+    /** S3's error code, or `NetworkError`. */
+    readonly code: string,
+    /** A network failure, a 5xx, 503 SlowDown, 429: the same request may pass later. */
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface Remote {
+  readonly where: RemoteBucket;
+  /** Every object under the prefix, by key (the replica's keys: prefix taken off), all pages. */
+  list(): Promise<RemoteEntry[]>;
+  head(key: string): Promise<RemoteEntry | undefined>;
+  /** The object's bytes and response metadata; undefined when the key holds nothing. */
+  get(key: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Blob } | undefined>;
+  /**
+   * Writes the object when `condition` holds on the remote: `{ ifNoneMatch: true }` only where the
+   * key holds nothing, `{ ifMatch: etag }` only over that object. 'preconditionFailed' when the
+   * remote refused it for that.
+   */
+  put(key: string, body: Blob, headers: ObjectHeaders, condition: Condition): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'>;
+  /** Deletes the key's object; with `ifMatch`, only that one (where the remote honours it). */
+  remove(key: string, condition?: { ifMatch?: string }): Promise<'ok' | 'preconditionFailed'>;
+  createUpload(key: string, headers: ObjectHeaders): Promise<string>;
+  uploadPart(key: string, uploadId: string, partNumber: number, body: Blob): Promise<string>;
+  /** The parts the remote holds of an upload; undefined when the upload is gone (completed, aborted, expired). */
+  listParts(key: string, uploadId: string): Promise<{ partNumber: number; etag: string; size: number }[] | undefined>;
+  completeUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[], condition: Condition): Promise<{ etag: string } | 'preconditionFailed'>;
+  abortUpload(key: string, uploadId: string): Promise<void>;
+}
+
+export type Condition = { ifNoneMatch?: boolean; ifMatch?: string; quoteIfMatch?: boolean };
+
+const xml = new XMLParser({
+  ignoreAttributes: true, removeNSPrefix: true, parseTagValue: false, processEntities: true, htmlEntities: false, trimValues: true,
+  isArray: (name) => name === 'Contents' || name === 'Part',
+});
+
+const unquote = (etag: string | null | undefined): string => (etag ?? '').trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
+
+/** `{key, etag, …}` from a ListObjectsV2 `Contents`. */
+function entryOf(c: Record<string, unknown>, prefix: string): RemoteEntry | undefined {
+  const full = String(c.Key ?? '');
+  if (!full.startsWith(prefix)) return undefined;
+  return { key: full.slice(prefix.length), etag: unquote(String(c.ETag ?? '')), size: Number(c.Size ?? 0), lastModified: Date.parse(String(c.LastModified ?? '')) || 0 };
+}
+
+/** The response metadata of an object as its headers carry it. */
+function headersOf(h: Headers): ObjectHeaders {
+  const headers: Partial<Record<StandardHeader, string>> = {};
+  for (const name of STANDARD_HEADERS) {
+    const v = h.get(name);
+    if (v !== null && v !== '') headers[name] = v;
+  }
+  const meta: [string, string][] = [];
+  for (const [name, value] of h) if (name.startsWith('x-amz-meta-')) meta.push([name.slice('x-amz-meta-'.length), value]);
+  return { contentType: h.get('content-type') ?? 'application/octet-stream', headers, meta };
+}
+
+function entryFromHeaders(key: string, h: Headers): RemoteEntry {
+  const versionId = h.get('x-amz-version-id');
+  return {
+    key, etag: unquote(h.get('etag')), size: Number(h.get('content-length') ?? 0), lastModified: Date.parse(h.get('last-modified') ?? '') || 0,
+    ...(versionId && versionId !== 'null' ? { versionId } : {}),
+  };
+}
+
+const isRetryable = (status: number) => status === 0 || status === 429 || status >= 500;
+
+export function createRemote(where: RemoteBucket, credentials: () => Promise<Credentials>): Remote {
+  const prefix = where.prefix ?? '';
+  const base = new URL(where.endpoint.endsWith('/') ? where.endpoint : `${where.endpoint}/`);
+  const urlOf = (key: string | null, query = ''): URL => {
+    const path = key === null ? '' : uriEncode(prefix + key, true);
+    const u = where.forcePathStyle
+      ? new URL(`${base.protocol}//${base.host}${base.pathname}${encodeURIComponent(where.bucket)}/${path}`)
+      : new URL(`${base.protocol}//${where.bucket}.${base.host}${base.pathname}${path}`);
+    u.search = query;
+    return u;
+  };
+
+  /** A signed request; an answer that is not 2xx (or one of `accept`) is a RemoteError. */
+  async function send(method: string, url: URL, o: { headers?: Record<string, string>; body?: Blob | Uint8Array; accept?: number[]; what: string }): Promise<Response> {
+    const c = await credentials();
+    const headers = new Headers(o.headers);
+    if (c.sessionToken) headers.set('x-amz-security-token', c.sessionToken);
+    const small = o.body instanceof Uint8Array ? o.body : undefined;
+    await signRequestV4({
+      method, url, headers, accessKeyId: c.accessKeyId, secret: c.secretAccessKey, region: where.region,
+      ...(small ? { body: small } : o.body ? { unsignedPayload: true } : {}),
+    });
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, ...(o.body ? { body: o.body as BodyInit } : {}), redirect: 'manual', cache: 'no-store' });
+    } catch (e) {
+      throw new RemoteError(`${o.what}: no answer from ${base.host} (${(e as Error).message || 'network error'}): offline, the remote down, or (in a browser) its CORS configuration refusing this origin.`, 0, 'NetworkError', true);
+    }
+    if (res.ok || o.accept?.includes(res.status)) return res;
+    const text = method === 'HEAD' ? '' : await res.text().catch(() => '');
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? (res.status === 404 ? 'NotFound' : `HTTP${res.status}`);
+    const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? res.statusText;
+    const hint = res.status === 301 || res.status === 307 ? ' The bucket is in another region: give the replica that region, or its regional endpoint.'
+      : res.status === 403 ? ' Check the replica\'s credentials and that they may read and write this bucket.'
+        : code === 'NoSuchBucket' ? ` The remote bucket "${where.bucket}" does not exist at ${base.host}: create it, or correct the name.` : '';
+    throw new RemoteError(`${o.what}: ${res.status} ${code}${message ? `: ${message}` : ''}.${hint}`, res.status, code, isRetryable(res.status));
+  }
+
+  const conditionHeaders = (c: Condition): Record<string, string> => ({
+    ...(c.ifNoneMatch ? { 'if-none-match': '*' } : {}),
+    // RGW 16 compares If-Match with the ETag as written, unquoted; S3 takes either (the sync probes which).
+    ...(c.ifMatch !== undefined ? { 'if-match': c.quoteIfMatch === false ? c.ifMatch : `"${c.ifMatch}"` } : {}),
+  });
+
+  const metaHeaders = (h: ObjectHeaders): Record<string, string> => {
+    const out: Record<string, string> = { 'content-type': h.contentType };
+    for (const [name, value] of Object.entries(h.headers)) if (value !== undefined) out[name] = value;
+    for (const [name, value] of h.meta) out[`x-amz-meta-${name}`] = value;
+    return out;
+  };
+
+  return {
+    where,
+    async list() {
+      const out: RemoteEntry[] = [];
+      let token: string | undefined;
+      do {
+        const q = new URLSearchParams({ 'list-type': '2', ...(prefix ? { prefix } : {}), ...(token ? { 'continuation-token': token } : {}) });
+        const res = await send('GET', urlOf(null, q.toString()), { what: `Listing ${where.bucket}` });
+        const doc = xml.parse(await res.text()) as { ListBucketResult?: { Contents?: Record<string, unknown>[]; IsTruncated?: string; NextContinuationToken?: string } };
+        const page = doc.ListBucketResult;
+        if (!page) throw new RemoteError(`Listing ${where.bucket}: the answer is not a ListBucketResult.`, 200, 'MalformedAnswer', false);
+        for (const c of page.Contents ?? []) {
+          const e = entryOf(c, prefix);
+          if (e && e.key !== '') out.push(e);
+        }
+        token = page.IsTruncated === 'true' ? page.NextContinuationToken : undefined;
+      } while (token);
+      return out;
+    },
+    async head(key) {
+      const res = await send('HEAD', urlOf(key), { accept: [404], what: `HEAD ${key}` });
+      return res.status === 404 ? undefined : entryFromHeaders(key, res.headers);
+    },
+    async get(key) {
+      const res = await send('GET', urlOf(key), { accept: [404], what: `GET ${key}` });
+      if (res.status === 404) {
+        await res.body?.cancel().catch(() => {});
+        return undefined;
+      }
+      const body = await res.blob();
+      return { entry: { ...entryFromHeaders(key, res.headers), size: body.size }, headers: headersOf(res.headers), body };
+    },
+    async put(key, body, headers, condition) {
+      const res = await send('PUT', urlOf(key), { headers: { ...metaHeaders(headers), ...conditionHeaders(condition) }, body, accept: [412], what: `PUT ${key}` });
+      if (res.status === 412) return 'preconditionFailed';
+      const versionId = res.headers.get('x-amz-version-id');
+      return { etag: unquote(res.headers.get('etag')), ...(versionId && versionId !== 'null' ? { versionId } : {}) };
+    },
+    async remove(key, condition = {}) {
+      const res = await send('DELETE', urlOf(key), { headers: conditionHeaders(condition), accept: [404, 412], what: `DELETE ${key}` });
+      return res.status === 412 ? 'preconditionFailed' : 'ok';
+    },
+    async createUpload(key, headers) {
+      const res = await send('POST', urlOf(key, 'uploads'), { headers: metaHeaders(headers), body: new Uint8Array(0), what: `Starting an upload of ${key}` });
+      const id = (xml.parse(await res.text()) as { InitiateMultipartUploadResult?: { UploadId?: string } }).InitiateMultipartUploadResult?.UploadId;
+      if (!id) throw new RemoteError(`Starting an upload of ${key}: the answer names no UploadId.`, 200, 'MalformedAnswer', false);
+      return String(id);
+    },
+    async uploadPart(key, uploadId, partNumber, body) {
+      const q = new URLSearchParams({ partNumber: String(partNumber), uploadId });
+      const res = await send('PUT', urlOf(key, q.toString()), { body, what: `Part ${partNumber} of ${key}` });
+      return unquote(res.headers.get('etag'));
+    },
+    async listParts(key, uploadId) {
+      const res = await send('GET', urlOf(key, new URLSearchParams({ uploadId }).toString()), { accept: [404], what: `Listing the parts of ${key}` });
+      if (res.status === 404) return undefined;
+      const doc = xml.parse(await res.text()) as { ListPartsResult?: { Part?: Record<string, unknown>[] } };
+      return (doc.ListPartsResult?.Part ?? []).map((p) => ({ partNumber: Number(p.PartNumber), etag: unquote(String(p.ETag ?? '')), size: Number(p.Size ?? 0) }));
+    },
+    async completeUpload(key, uploadId, parts, condition) {
+      const list = parts.map((p) => `<Part><PartNumber>${p.partNumber}</PartNumber><ETag>"${p.etag}"</ETag></Part>`).join('');
+      const body = new TextEncoder().encode(`<CompleteMultipartUpload>${list}</CompleteMultipartUpload>`);
+      const res = await send('POST', urlOf(key, new URLSearchParams({ uploadId }).toString()), {
+        headers: { 'content-type': 'application/xml', ...conditionHeaders(condition) }, body, accept: [412], what: `Completing the upload of ${key}`,
+      });
+      if (res.status === 412) return 'preconditionFailed';
+      const text = await res.text();
+      // S3 may answer a late failure of Complete as a 200 whose document is an Error.
+      if (/<Error>/.test(text)) {
+        const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'InternalError';
+        if (code === 'PreconditionFailed') return 'preconditionFailed';
+        throw new RemoteError(`Completing the upload of ${key}: ${code}.`, 200, code, code === 'InternalError' || code === 'SlowDown');
+      }
+      const etag = unquote((xml.parse(text) as { CompleteMultipartUploadResult?: { ETag?: string } }).CompleteMultipartUploadResult?.ETag);
+      return { etag };
+    },
+    async abortUpload(key, uploadId) {
+      await send('DELETE', urlOf(key, new URLSearchParams({ uploadId }).toString()), { accept: [404], what: `Aborting the upload of ${key}` });
+    },
+  };
+}

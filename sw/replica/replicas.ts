@@ -1,0 +1,381 @@
+// Replicas: buckets bound to remote S3 buckets, each synced by rounds (sync.ts) — at start, soon
+// after a local write, on a timer, on demand — with backoff while the remote cannot be reached and a
+// stop, saying what to fix, where trying again cannot help. Runtime-neutral: the Node server and
+// the service worker run it alike; what differs (a lock between tabs, where temporary credentials
+// come from) comes in as options. What a replica is and how it stands is kept in the store
+// (the `replicas` table), so a worker that starts with no page open knows its replicas.
+import type { BucketRef, ConflictRecord, Store } from '../store/types.ts';
+import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
+import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
+import { probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
+
+export type { Credentials, Guarantees, Mode, Policy, RemoteBucket };
+
+/** A replica as an app configures it (startService's and startServer's `replicas`). */
+export interface ReplicaConfig {
+  /** The local bucket (created when missing, owned by the service's root account). */
+  bucket: string;
+  remote: RemoteBucket & {
+    /** Static keys (kept with the replica, so a worker can sync with no page open). */
+    credentials?: Credentials;
+  };
+  /** Temporary credentials from the app's backend, asked again before they expire; never stored. */
+  getCredentials?: () => Promise<Credentials>;
+  /** 'two-way' (default), 'push' (local to remote only) or 'pull' (remote to local only). */
+  mode?: Mode;
+  /** What a conflict comes to: 'keep-both' (default), 'remote-wins', 'local-wins', or a function of both. */
+  policy?: Policy;
+  /** The share of either side's synced keys one sync may delete before it stops and asks; default 0.5. */
+  maxDeleteShare?: number;
+  /** Push even to a remote that ignores conditional writes (it cannot then protect another device's writes). */
+  allowUnconditional?: boolean;
+  /** How often to sync while running, in ms; default 60,000. */
+  intervalMs?: number;
+  /** Bodies over this many bytes are pushed by multipart upload (resumable); default 16 MiB. */
+  multipartBytes?: number;
+}
+
+export type ReplicaState = 'idle' | 'syncing' | 'offline' | 'paused' | 'stopped';
+
+export interface ReplicaStatus {
+  bucket: string;
+  /** idle; syncing (a round runs); offline (the remote cannot be reached: retrying); paused; stopped (see `error`). */
+  state: ReplicaState;
+  mode: Mode;
+  /** Local changes not yet pushed (keys). */
+  pending: number;
+  /** Conflicts found and not dismissed. */
+  conflicts: number;
+  /** When the last round completed (ms since the epoch). */
+  lastSync?: number;
+  /** Why the replica stopped, or why the last round failed: what to fix. */
+  error?: string;
+  /** What the remote honours of conditional writes (after the first round). */
+  guarantees?: Guarantees;
+}
+
+export type ReplicaEvent =
+  | { type: 'status'; status: ReplicaStatus }
+  | { type: 'conflict'; conflict: ConflictRecord }
+  | { type: 'progress'; bucket: string; phase: 'pushing' | 'pulling'; key: string; done: number; total: number }
+  | { type: 'synced'; bucket: string; result: RoundResult };
+
+/** What a replica keeps in the store beside its configuration. */
+interface Kept {
+  bucket: string;
+  config: Omit<ReplicaConfig, 'getCredentials' | 'policy'> & { policy?: Exclude<Policy, (...a: never[]) => unknown> };
+  device: string;
+  paused?: boolean;
+  lastSync?: number;
+  error?: string;
+  stopped?: boolean;
+  guarantees?: Guarantees;
+  uploads?: Record<string, UploadState>;
+}
+
+export interface ReplicasOptions {
+  store: Store;
+  /** Runs `fn` holding the lock named `name`, one holder at a time per origin (Web Locks in a browser). */
+  lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+  /** Credentials for a replica whose own are not kept (getCredentials lives in a page): asked of whoever has them. */
+  credentialsFor?: (bucket: string) => Promise<Credentials | undefined>;
+  now?: () => number;
+  /** Names this store's conflict copies; default a short random id kept with each replica. */
+  device?: string;
+}
+
+const MiB = 1024 * 1024;
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 5 * 60 * 1000;
+
+export interface Replicas {
+  /** Binds a bucket to its remote (or updates the binding), and syncs it soon. */
+  add(config: ReplicaConfig): Promise<void>;
+  /** Unbinds a bucket: its objects stay; changes not yet pushed are not pushed. */
+  remove(bucket: string): Promise<void>;
+  /**
+   * A full round (push and pull) of each replica, or of `bucket`'s; resolves with each round's
+   * result once they completed, rejects saying why one could not (offline, stopped, refused).
+   */
+  syncNow(o?: { bucket?: string; allowDeletes?: boolean }): Promise<RoundResult[]>;
+  status(): Promise<ReplicaStatus[]>;
+  pause(bucket?: string): Promise<void>;
+  resume(bucket?: string): Promise<void>;
+  conflicts(bucket: string): Promise<ConflictRecord[]>;
+  dismissConflict(bucket: string, id: string): Promise<void>;
+  /** A local write to `bucket`: a round soon. */
+  nudge(bucket: string): void;
+  on(listener: (e: ReplicaEvent) => void): () => void;
+  /** Starts the replicas kept in the store (and their timers). */
+  start(): Promise<void>;
+  stop(): void;
+}
+
+export function createReplicas(o: ReplicasOptions): Replicas {
+  const { store } = o;
+  const now = o.now ?? Date.now;
+  const lock = o.lock ?? (<T>(_name: string, fn: () => Promise<T>) => fn());
+  const listeners = new Set<(e: ReplicaEvent) => void>();
+  const emit = (e: ReplicaEvent) => {
+    for (const l of listeners) {
+      try {
+        l(e);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  };
+  /** What only this runtime knows of each replica: its functions, timers, the round running. */
+  const live = new Map<string, {
+    getCredentials?: () => Promise<Credentials>;
+    policy?: Policy;
+    cached?: Credentials;
+    timer?: ReturnType<typeof setTimeout>;
+    running?: Promise<RoundResult>;
+    failures: number;
+    state: ReplicaState;
+  }>();
+  let started = false;
+
+  const liveOf = (bucket: string) => {
+    let l = live.get(bucket);
+    if (!l) live.set(bucket, (l = { failures: 0, state: 'idle' }));
+    return l;
+  };
+
+  async function refOf(bucket: string): Promise<BucketRef> {
+    const b = await store.getBucket(bucket);
+    if (!b) throw new SyncStopped('remote', `The local bucket ${bucket} does not exist.`);
+    return b;
+  }
+
+  const keptAll = async (): Promise<Kept[]> => (await store.replica.records()) as unknown as Kept[];
+  const kept = async (bucket: string): Promise<Kept | undefined> => (await keptAll()).find((r) => r.bucket === bucket);
+
+  async function keep(k: Kept): Promise<void> {
+    const result = await store.replica.putRecord(await refOf(k.bucket), k as unknown as Kept & Record<string, unknown>);
+    if (result !== 'ok') throw new SyncStopped('remote', `The replica of ${k.bucket} was removed.`);
+  }
+
+  async function credentials(k: Kept): Promise<Credentials> {
+    const l = liveOf(k.bucket);
+    if (k.config.remote.credentials) return k.config.remote.credentials;
+    const expires = l.cached?.expiration === undefined ? Infinity : new Date(l.cached.expiration).getTime();
+    if (l.cached && expires - now() > 60_000) return l.cached;
+    const fresh = l.getCredentials ? await l.getCredentials() : await o.credentialsFor?.(k.bucket);
+    if (!fresh) {
+      throw new SyncStopped('remote', `The replica of ${k.bucket} has no credentials here: give remote.credentials, or getCredentials() from a page that is open.`);
+    }
+    l.cached = fresh;
+    return fresh;
+  }
+
+  async function statusOf(k: Kept): Promise<ReplicaStatus> {
+    const ref = await store.getBucket(k.bucket);
+    const view = ref ? await store.replica.view(ref) : 'noSuchBucket';
+    const conflicts = ref ? await store.replica.conflicts(ref) : 'noSuchBucket';
+    const l = liveOf(k.bucket);
+    const state: ReplicaState = k.paused ? 'paused' : k.stopped ? 'stopped' : l.state;
+    return {
+      bucket: k.bucket, state, mode: k.config.mode ?? 'two-way',
+      pending: view === 'noSuchBucket' ? 0 : view.outbox.size,
+      conflicts: conflicts === 'noSuchBucket' ? 0 : conflicts.length,
+      ...(k.lastSync !== undefined ? { lastSync: k.lastSync } : {}),
+      ...(k.error !== undefined ? { error: k.error } : {}),
+      ...(k.guarantees ? { guarantees: k.guarantees } : {}),
+    };
+  }
+
+  const announce = async (bucket: string) => {
+    const k = await kept(bucket);
+    if (k) emit({ type: 'status', status: await statusOf(k) });
+  };
+
+  function schedule(bucket: string, ms: number): void {
+    const l = liveOf(bucket);
+    if (!started) return;
+    if (l.timer) clearTimeout(l.timer);
+    l.timer = setTimeout(() => {
+      l.timer = undefined;
+      round(bucket, false).catch(() => {});
+    }, ms);
+    // A timer must not keep a Node process (or a test) alive on its own.
+    (l.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** One round of `bucket`'s replica, or the one already running. */
+  function round(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
+    const l = liveOf(bucket);
+    if (l.running && !allowDeletes) return l.running;
+    const run = (async () => {
+      const k = await kept(bucket);
+      if (!k) throw new SyncStopped('remote', `${bucket} has no replica.`);
+      if (k.paused) throw new SyncStopped('remote', `The replica of ${bucket} is paused: resume() it first.`);
+      l.state = 'syncing';
+      await announce(bucket);
+      try {
+        const result = await lock(`swbucket-replica:${bucket}`, () => rounds(bucket, allowDeletes));
+        l.failures = 0;
+        l.state = 'idle';
+        await keep({ ...(await kept(bucket) ?? k), lastSync: now(), error: undefined, stopped: undefined } as Kept);
+        emit({ type: 'synced', bucket, result });
+        for (const c of result.conflicts) emit({ type: 'conflict', conflict: c });
+        // What changed while it ran (a key deferred, a write meanwhile) goes in the next round, soon.
+        schedule(bucket, result.deferred.length > 0 ? RETRY_MIN_MS : k.config.intervalMs ?? 60_000);
+        return result;
+      } catch (e) {
+        const retry = e instanceof RemoteError && e.retryable;
+        l.failures = retry ? l.failures + 1 : 0;
+        l.state = retry && (e as RemoteError).status === 0 ? 'offline' : 'idle';
+        const fresh = await kept(bucket);
+        const stops = e instanceof SyncStopped || (e instanceof RemoteError && !e.retryable);
+        if (fresh) await keep({ ...fresh, error: (e as Error).message, ...(stops ? { stopped: true } : {}) }).catch(() => {});
+        if (!stops) {
+          // Backoff with jitter: 1 s, 2 s, 4 s … 5 min, each ±50%.
+          const base = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(l.failures - 1, 20));
+          schedule(bucket, base * (0.5 + Math.random()));
+        }
+        throw e;
+      } finally {
+        l.running = undefined;
+        await announce(bucket).catch(() => {});
+      }
+    })();
+    l.running = run;
+    return run;
+  }
+
+  /**
+   * Rounds until nothing is left over, at most three: a round that kept a conflict's local version
+   * has a new key to push, and one that deferred a key (it changed meanwhile) may settle it now.
+   */
+  async function rounds(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
+    const total: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
+    for (let i = 0; i < 3; i++) {
+      const k = await kept(bucket);
+      if (!k) throw new SyncStopped('remote', `${bucket} has no replica.`);
+      const r = await roundOf(k, allowDeletes);
+      for (const name of ['pushed', 'pulled', 'deletedRemote', 'deletedLocal', 'conflicts'] as const) (total[name] as unknown[]).push(...r[name]);
+      total.deferred = r.deferred;
+      if (r.deferred.length === 0 && !r.conflicts.some((c) => c.keptAt !== undefined && !c.foundElsewhere)) break;
+    }
+    return total;
+  }
+
+  async function roundOf(k: Kept, allowDeletes: boolean): Promise<RoundResult> {
+    const ref = await refOf(k.bucket);
+    const remote: Remote = createRemote(k.config.remote, () => credentials(k));
+    let guarantees = k.guarantees;
+    if (!guarantees) {
+      guarantees = await probe(remote, k.device);
+      k = { ...k, guarantees };
+      await keep(k);
+    }
+    let uploads = { ...(k.uploads ?? {}) };
+    const l = liveOf(k.bucket);
+    return syncRound({
+      store, bucket: ref, remote, mode: k.config.mode ?? 'two-way', policy: l.policy ?? k.config.policy ?? 'keep-both', device: k.device,
+      guarantees, allowUnconditional: k.config.allowUnconditional ?? false, maxDeleteShare: k.config.maxDeleteShare ?? 0.5, allowDeletes,
+      multipartBytes: k.config.multipartBytes ?? 16 * MiB, partBytes: Math.max(5 * MiB, Math.min(k.config.multipartBytes ?? 16 * MiB, 16 * MiB)),
+      now,
+      uploads: {
+        get: (key) => uploads[key],
+        keys: () => Object.keys(uploads),
+        async set(key, state) {
+          uploads = { ...uploads };
+          if (state) uploads[key] = state;
+          else delete uploads[key];
+          const latest = (await kept(k.bucket)) ?? k;
+          await keep({ ...latest, uploads });
+        },
+      },
+      onProgress: (p) => emit({ type: 'progress', bucket: k.bucket, ...p }),
+    });
+  }
+
+  return {
+    async add(config) {
+      if (!(await store.getBucket(config.bucket))) {
+        const made = await store.createBucket({ name: config.bucket, owner: ROOT_CREDENTIALS.accessKeyId, acl: 'private', created: now(), nextVersionId: 1 });
+        if (made === 'noSuchOwner') throw new Error(`The bucket ${config.bucket} cannot be created: the root account is gone.`);
+      }
+      const ref = await refOf(config.bucket);
+      const l = liveOf(config.bucket);
+      if (config.getCredentials) l.getCredentials = config.getCredentials;
+      if (typeof config.policy === 'function') l.policy = config.policy;
+      const { getCredentials: _fn, policy, ...rest } = config;
+      const before = await kept(config.bucket);
+      const sameRemote = before && JSON.stringify(before.config.remote) === JSON.stringify(config.remote);
+      const record: Kept = {
+        bucket: config.bucket,
+        config: { ...rest, ...(typeof policy === 'string' ? { policy } : {}) },
+        device: o.device ?? before?.device ?? crypto.randomUUID().slice(0, 8),
+        ...(sameRemote ? { ...(before.lastSync !== undefined ? { lastSync: before.lastSync } : {}), ...(before.guarantees ? { guarantees: before.guarantees } : {}), ...(before.uploads ? { uploads: before.uploads } : {}), ...(before.paused ? { paused: true } : {}) } : {}),
+      };
+      // Another remote is another replica: what was synced with the old one says nothing of the new.
+      if (before && !sameRemote) await store.replica.bind(ref, undefined);
+      if ((await store.replica.bind(ref, record as unknown as Kept & Record<string, unknown>)) !== 'ok') throw new Error(`The bucket ${config.bucket} is gone.`);
+      await announce(config.bucket);
+      schedule(config.bucket, 0);
+    },
+    async remove(bucket) {
+      const l = live.get(bucket);
+      if (l?.timer) clearTimeout(l.timer);
+      live.delete(bucket);
+      const ref = await store.getBucket(bucket);
+      if (ref) await store.replica.bind(ref, undefined);
+    },
+    async syncNow(opts = {}) {
+      const all = (await store.replica.records()).map((r) => r.bucket);
+      const buckets = opts.bucket === undefined ? all : [opts.bucket];
+      if (opts.bucket !== undefined && !all.includes(opts.bucket)) throw new Error(`${opts.bucket} has no replica.`);
+      // A stopped replica is asked again: the app has presumably fixed what it said.
+      for (const b of buckets) {
+        const k = await kept(b);
+        if (k?.stopped) await keep({ ...k, stopped: undefined });
+      }
+      return Promise.all(buckets.map((b) => round(b, opts.allowDeletes ?? false)));
+    },
+    async status() {
+      return Promise.all((await keptAll()).map(statusOf));
+    },
+    async pause(bucket) {
+      for (const k of await keptAll()) {
+        if (bucket !== undefined && k.bucket !== bucket) continue;
+        await keep({ ...k, paused: true });
+        await announce(k.bucket);
+      }
+    },
+    async resume(bucket) {
+      for (const k of await keptAll()) {
+        if (bucket !== undefined && k.bucket !== bucket) continue;
+        await keep({ ...k, paused: undefined, stopped: undefined });
+        await announce(k.bucket);
+        schedule(k.bucket, 0);
+      }
+    },
+    async conflicts(bucket) {
+      const found = await store.replica.conflicts(await refOf(bucket));
+      return found === 'noSuchBucket' ? [] : found;
+    },
+    async dismissConflict(bucket, id) {
+      await store.replica.dismissConflict(await refOf(bucket), id);
+      await announce(bucket);
+    },
+    nudge(bucket) {
+      if (live.has(bucket) && !live.get(bucket)!.running) schedule(bucket, 500);
+    },
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async start() {
+      started = true;
+      for (const r of await store.replica.records()) schedule(r.bucket, 0);
+    },
+    stop() {
+      started = false;
+      for (const l of live.values()) if (l.timer) clearTimeout(l.timer);
+    },
+  };
+}

@@ -1,0 +1,451 @@
+// One sync round of a replica: the remote's listing, the local bucket, each key's state at its last
+// sync and the outbox, compared key by key (as rclone's bisync compares against its listings of the
+// last run): a key changed on one side since its last sync is copied to the other; changed on both
+// it is a conflict, decided by the replica's policy and recorded; a key is deleted on one side only
+// when the other deleted what both last had (a tombstone), never because a side merely lacks it.
+// Every write to the remote is conditional (If-None-Match: * for a key new since the last sync,
+// If-Match: its last-synced ETag otherwise), and every local write from the remote is refused in
+// the store when the key changed since it was read: what a round could not decide safely it
+// leaves to the next one.
+import { md5OfBlob } from '../../protocol/md5.ts';
+import { blobOf } from '../store/pieces.ts';
+import type { BucketRef, ConflictRecord, ObjectRecord, OutboxEntry, SeenState, Store, SyncRecord } from '../store/types.ts';
+import { RemoteError, type Condition, type Remote, type RemoteEntry } from './remote.ts';
+import { CONFLICT_META } from '../store/rules/replica.ts';
+
+/** Which way changes go: both (default), only local to remote, only remote to local. */
+export type Mode = 'two-way' | 'push' | 'pull';
+
+/** A key changed on both sides since its last sync, as a policy function sees it. */
+export interface ConflictCase {
+  key: string;
+  local: 'changed' | 'deleted' | 'new';
+  remote: 'changed' | 'deleted' | 'new';
+  localObject?: ObjectRecord;
+  remoteEntry?: RemoteEntry;
+}
+
+/**
+ * What a conflict comes to: 'both' keeps both versions (the remote's at the key, the local one
+ * under a conflict name, pushed as its own key); 'remote' or 'local' keeps that side's version at
+ * the key (the other side's is replaced; locally, with versioning Enabled, it stays in the history).
+ */
+export type Resolution = 'both' | 'remote' | 'local';
+export type Policy = 'keep-both' | 'remote-wins' | 'local-wins' | ((c: ConflictCase) => Resolution | Promise<Resolution>);
+
+/** What the remote honours of S3's conditional writes, as a probe found it. */
+export interface Guarantees {
+  /** `If-None-Match: *` refuses a write over an existing key. */
+  ifNoneMatch: boolean;
+  /** `If-Match: etag` refuses a write over another object: with the ETag quoted (as S3) or unquoted (as Ceph's RGW 16); false: ignored. */
+  ifMatch: 'quoted' | 'unquoted' | false;
+}
+
+export interface RoundOptions {
+  store: Store;
+  bucket: BucketRef;
+  remote: Remote;
+  mode: Mode;
+  policy: Policy;
+  /** Names conflict copies: `photo (conflict 2026-11-29 0930 laptop).jpg`. */
+  device: string;
+  guarantees: Guarantees;
+  /** Write over the remote even where its conditional writes cannot protect what another device wrote. */
+  allowUnconditional: boolean;
+  /** The share of either side's synced keys a round may delete before it stops and asks (rclone bisync's --max-delete). */
+  maxDeleteShare: number;
+  /** Proceed with a round's deletions whatever their share (the app asked). */
+  allowDeletes: boolean;
+  /** Bodies over this go by multipart upload. */
+  multipartBytes: number;
+  partBytes: number;
+  /** Where a multipart push keeps its state across rounds, reloads and restarts. */
+  uploads: UploadJournal;
+  now: () => number;
+  onProgress?: (p: { phase: 'pushing' | 'pulling'; key: string; done: number; total: number }) => void;
+}
+
+/** A multipart push in progress: resumed by a later round, or aborted when its change is gone. */
+export interface UploadState {
+  uploadId: string;
+  /** The outbox change it pushes. */
+  change: string | null;
+  localEtag: string;
+  parts: { partNumber: number; etag: string }[];
+}
+
+export interface UploadJournal {
+  get(key: string): UploadState | undefined;
+  set(key: string, state: UploadState | undefined): Promise<void>;
+  keys(): string[];
+}
+
+export interface RoundResult {
+  pushed: string[];
+  pulled: string[];
+  deletedRemote: string[];
+  deletedLocal: string[];
+  conflicts: ConflictRecord[];
+  /** Keys left for the next round: they changed while this one worked, or a condition failed. */
+  deferred: string[];
+}
+
+/** Why a round stopped before it changed anything: a decision only the app can make. */
+export class SyncStopped extends Error {
+  override readonly name = 'SyncStopped';
+  constructor(readonly reason: 'deletes' | 'unconditional' | 'remote', message: string) {
+    super(message);
+  }
+}
+
+/** Keys under this prefix are the replica's own on the remote (its probe), never synced. */
+export const RESERVED = '.swbucket/';
+
+type Action =
+  | { do: 'push'; key: string; object: ObjectRecord; seen: SeenState; synced?: SyncRecord; remote?: RemoteEntry }
+  | { do: 'delete-remote'; key: string; seen: SeenState; synced: SyncRecord; remote: RemoteEntry }
+  | { do: 'pull'; key: string; seen: SeenState; remote: RemoteEntry }
+  | { do: 'delete-local'; key: string; seen: SeenState }
+  | { do: 'settle'; key: string; seen: SeenState; sync: Omit<SyncRecord, 'bucket' | 'key'> | null }
+  | { do: 'conflict'; key: string; seen: SeenState; c: ConflictCase; synced?: SyncRecord };
+
+const syncOf = (remote: { etag: string; versionId?: string }, local: { etag: string; size: number }, now: number): Omit<SyncRecord, 'bucket' | 'key'> => ({
+  remoteEtag: remote.etag, localEtag: local.etag, size: local.size, syncedAt: now, ...(remote.versionId ? { remoteVersionId: remote.versionId } : {}),
+});
+
+/** `photos/cat (conflict 2026-11-29 093012 laptop).jpg`: beside the key, never over one that exists. */
+export function conflictName(key: string, device: string, at: number, taken: (k: string) => boolean): string {
+  const slash = key.lastIndexOf('/');
+  const dot = key.lastIndexOf('.');
+  const [stem, ext] = dot > slash + 1 ? [key.slice(0, dot), key.slice(dot)] : [key, ''];
+  const stamp = new Date(at).toISOString().replace('T', ' ').replace(/:/g, '').slice(0, 17);
+  for (let n = 1; ; n++) {
+    const name = `${stem} (conflict ${stamp} ${device}${n > 1 ? ` ${n}` : ''})${ext}`;
+    if (!taken(name)) return name;
+  }
+}
+
+/** What each key needs, from the remote's listing and the bucket's view. */
+function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> }, listed: Map<string, RemoteEntry>, mode: Mode): Action[] {
+  const keys = new Set([...listed.keys(), ...view.objects.keys(), ...view.synced.keys(), ...view.outbox.keys()]);
+  const actions: Action[] = [];
+  for (const key of [...keys].sort()) {
+    if (key.startsWith(RESERVED)) continue;
+    const R = listed.get(key);
+    const S = view.synced.get(key);
+    const L = view.objects.get(key);
+    const O = view.outbox.get(key);
+    const seen = { etag: L?.etag ?? null, change: O?.change ?? null };
+    const localChanged = O !== undefined;
+    const remoteChanged = S ? !R || R.etag !== S.remoteEtag : R !== undefined;
+    if (!localChanged && !remoteChanged) {
+      // Gone from both sides, its sync record left: nothing to do but forget it.
+      if (S && !L && !R) actions.push({ do: 'settle', key, seen, sync: null });
+      continue;
+    }
+    if (localChanged && !remoteChanged) {
+      if (mode === 'pull') continue;
+      if (L) actions.push({ do: 'push', key, object: L, seen, ...(S ? { synced: S } : {}), ...(R ? { remote: R } : {}) });
+      else if (S && R) actions.push({ do: 'delete-remote', key, seen, synced: S, remote: R });
+      else actions.push({ do: 'settle', key, seen, sync: null });
+      continue;
+    }
+    if (!localChanged && remoteChanged) {
+      if (mode === 'push') continue;
+      if (R) actions.push({ do: 'pull', key, seen, remote: R });
+      else actions.push({ do: 'delete-local', key, seen });
+      continue;
+    }
+    // Changed on both sides. The same bytes on both (a first sync of copies) are no conflict.
+    if (L && R && L.etag === R.etag) {
+      actions.push({ do: 'settle', key, seen, sync: { remoteEtag: R.etag, localEtag: L.etag, size: L.size, syncedAt: 0 } });
+      continue;
+    }
+    if (!L && !R) {
+      actions.push({ do: 'delete-local', key, seen });
+      continue;
+    }
+    if (mode !== 'two-way') {
+      // One-way: the side that leads wins, and nothing is lost: the other's version is kept beside it.
+      const c: ConflictCase = { key, local: !L ? 'deleted' : S ? 'changed' : 'new', remote: !R ? 'deleted' : S ? 'changed' : 'new', ...(L ? { localObject: L } : {}), ...(R ? { remoteEntry: R } : {}) };
+      actions.push({ do: 'conflict', key, seen, c, ...(S ? { synced: S } : {}) });
+      continue;
+    }
+    actions.push({
+      do: 'conflict', key, seen, ...(S ? { synced: S } : {}),
+      c: { key, local: !L ? 'deleted' : S ? 'changed' : 'new', remote: !R ? 'deleted' : S ? 'changed' : 'new', ...(L ? { localObject: L } : {}), ...(R ? { remoteEntry: R } : {}) },
+    });
+  }
+  return actions;
+}
+
+async function resolve(policy: Policy, mode: Mode, c: ConflictCase): Promise<Resolution> {
+  if (typeof policy === 'function') return policy(c);
+  if (policy === 'remote-wins') return 'remote';
+  if (policy === 'local-wins') return 'local';
+  // keep-both; where one side deleted, keeping both is keeping the one that still has a version.
+  if (c.local === 'deleted') return mode === 'push' ? 'local' : 'remote';
+  if (c.remote === 'deleted') return mode === 'pull' ? 'remote' : 'local';
+  return 'both';
+}
+
+/** Runs `jobs` at most `n` at a time; the first failure is thrown once all have settled. */
+async function pool<T>(items: T[], n: number, job: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: unknown;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      try {
+        await job(item);
+      } catch (e) {
+        failure ??= e;
+        next = items.length; // no new work once one failed
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  if (failure !== undefined) throw failure;
+}
+
+export async function syncRound(o: RoundOptions): Promise<RoundResult> {
+  const { store, bucket, remote } = o;
+  const result: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
+  const listed = new Map((await remote.list()).map((e) => [e.key, e]));
+  const view = await store.replica.view(bucket);
+  if (view === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+  const actions = plan(view, listed, o.mode);
+
+  // Safety rail: a round that would delete a large share of what either side had at the last sync
+  // stops before anything changes, and asks.
+  const share = (n: number) => view.synced.size > 0 && n > o.maxDeleteShare * view.synced.size && n >= 10;
+  const remoteDeletes = actions.filter((a) => a.do === 'delete-remote').length;
+  const localDeletes = actions.filter((a) => a.do === 'delete-local' && a.seen.etag !== null).length;
+  if (!o.allowDeletes && (share(remoteDeletes) || share(localDeletes))) {
+    const [n, side] = share(remoteDeletes) ? [remoteDeletes, 'remote'] : [localDeletes, 'local'];
+    throw new SyncStopped('deletes', `This sync would delete ${n} of the ${view.synced.size} objects the ${side} side held at the last sync `
+      + `(more than ${Math.round(o.maxDeleteShare * 100)}%). Nothing was changed. If that is what you meant, sync with { allowDeletes: true }.`);
+  }
+  const unconditional = !o.guarantees.ifNoneMatch || o.guarantees.ifMatch === false;
+  if (unconditional && !o.allowUnconditional && actions.some((a) => a.do === 'push' || a.do === 'delete-remote')) {
+    throw new SyncStopped('unconditional', `The remote at ${remote.where.endpoint} ignores ${!o.guarantees.ifNoneMatch ? 'If-None-Match' : 'If-Match'} on writes, `
+      + 'so a push could overwrite what another device wrote there without knowing it. Nothing was pushed. Use a remote that honours '
+      + 'conditional writes (AWS S3, R2, Ceph RGW, MinIO), or allow it with { allowUnconditional: true }.');
+  }
+  const ifMatch = (etag: string): Condition => ({ ifMatch: etag, quoteIfMatch: o.guarantees.ifMatch !== 'unquoted' });
+  const taken = (k: string) => view.objects.has(k) || listed.has(k);
+  const total = actions.length;
+  let done = 0;
+  const progress = (phase: 'pushing' | 'pulling', key: string) => o.onProgress?.({ phase, key, done: ++done, total });
+  const defer = (key: string): void => void result.deferred.push(key);
+
+  /** The remote's object as a local write will store it: its bytes, its ETag here, the remote's entry. */
+  const fetchRemote = async (key: string) => {
+    const got = await remote.get(key);
+    if (!got) return undefined;
+    const etag = await md5OfBlob(got.body);
+    return {
+      entry: got.entry,
+      incoming: { object: { key, size: got.body.size, etag, lastModified: got.entry.lastModified || o.now(), ...got.headers }, body: got.body },
+    };
+  };
+
+  /** Pushes the key's current local object over what the remote holds (`condition`); the remote's new ETag. */
+  const pushObject = async (key: string, seen: SeenState, condition: Condition): Promise<{ etag: string; versionId?: string; object: ObjectRecord } | 'changed' | 'preconditionFailed'> => {
+    const found = await store.getObject(bucket, key);
+    if (found === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+    if (!found || found.object.etag !== seen.etag) return 'changed';
+    const { object } = found;
+    const headers = { contentType: object.contentType, headers: object.headers, meta: object.meta };
+    const body = await blobOf(found.body);
+    if (body.size <= o.multipartBytes) {
+      const put = await remote.put(key, body, headers, condition);
+      return put === 'preconditionFailed' ? put : { ...put, object };
+    }
+    const done = await pushMultipart(o, key, seen, object, headers, body, condition);
+    return done === 'preconditionFailed' ? done : { ...done, object };
+  };
+
+  const apply = async (a: Action): Promise<void> => {
+    switch (a.do) {
+      case 'settle': {
+        const written = await store.replica.pushed(bucket, a.key, a.seen.change, a.sync ? { ...a.sync, syncedAt: o.now() } : null);
+        if (written !== 'ok') defer(a.key);
+        return;
+      }
+      case 'push': {
+        const condition: Condition = a.synced ? ifMatch(a.synced.remoteEtag) : { ifNoneMatch: true };
+        const pushedTo = await pushObject(a.key, a.seen, condition);
+        if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
+        if ((await store.replica.pushed(bucket, a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()))) !== 'ok') return defer(a.key);
+        result.pushed.push(a.key);
+        return progress('pushing', a.key);
+      }
+      case 'delete-remote': {
+        // Where the remote ignores If-Match on DELETE (RGW 16), a HEAD just before stands in for it.
+        const now = await remote.head(a.key);
+        if (now && now.etag !== a.synced.remoteEtag) return defer(a.key);
+        if (now && (await remote.remove(a.key, ifMatch(a.synced.remoteEtag))) === 'preconditionFailed') return defer(a.key);
+        if ((await store.replica.pushed(bucket, a.key, a.seen.change, null)) !== 'ok') return defer(a.key);
+        result.deletedRemote.push(a.key);
+        return progress('pushing', a.key);
+      }
+      case 'pull': {
+        const got = await fetchRemote(a.key);
+        if (!got) return defer(a.key);
+        const made = await store.replica.pulled(bucket, a.key, a.seen, got.incoming, syncOf(got.entry, got.incoming.object, o.now()));
+        if (typeof made !== 'object') return defer(a.key);
+        result.pulled.push(a.key);
+        // Another device's conflict copy: the conflict is this device's to see too.
+        const of = made.meta.find(([name]) => name === CONFLICT_META)?.[1];
+        if (of !== undefined && !a.seen.etag) {
+          const found: ConflictRecord = {
+            bucket: bucket.name, id: `${new Date(o.now()).toISOString()} ${of}`, key: of, keptAt: a.key, local: 'changed', remote: 'changed',
+            winner: 'remote', at: o.now(), remoteEtag: a.remote.etag, foundElsewhere: true,
+          };
+          if ((await store.replica.recordConflict(bucket, found)) === 'ok') result.conflicts.push(found);
+        }
+        return progress('pulling', a.key);
+      }
+      case 'delete-local': {
+        const made = await store.replica.pulled(bucket, a.key, a.seen, null, null);
+        if (made !== 'deleted') return defer(a.key);
+        if (a.seen.etag !== null) result.deletedLocal.push(a.key);
+        return progress('pulling', a.key);
+      }
+      case 'conflict':
+        return conflict(a);
+    }
+  };
+
+  const conflict = async (a: Extract<Action, { do: 'conflict' }>): Promise<void> => {
+    const { c } = a;
+    const resolution = await resolve(o.policy, o.mode, c);
+    const at = o.now();
+    const record: ConflictRecord = {
+      bucket: bucket.name, id: `${new Date(at).toISOString()} ${a.key}`, key: a.key, local: c.local, remote: c.remote, at,
+      winner: resolution === 'local' ? 'local' : 'remote',
+      ...(c.localObject ? { localEtag: c.localObject.etag } : {}), ...(c.remoteEntry ? { remoteEtag: c.remoteEntry.etag } : {}),
+    };
+    if (resolution === 'local') {
+      // The local version takes the key on both sides: pushed over the remote's (or the remote's deleted).
+      const remoteNow = c.remoteEntry;
+      const sync = remoteNow ? { remoteEtag: remoteNow.etag, localEtag: a.seen.etag ?? '', size: remoteNow.size, syncedAt: at } : null;
+      if ((await store.replica.localWins(bucket, a.key, sync, record)) !== 'ok') return defer(a.key);
+      result.conflicts.push(record);
+      if (c.localObject) {
+        const pushedTo = await pushObject(a.key, a.seen, remoteNow ? ifMatch(remoteNow.etag) : { ifNoneMatch: true });
+        if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
+        await store.replica.pushed(bucket, a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()));
+        result.pushed.push(a.key);
+      } else if (remoteNow) {
+        if ((await remote.remove(a.key, ifMatch(remoteNow.etag))) === 'preconditionFailed') return defer(a.key);
+        await store.replica.pushed(bucket, a.key, a.seen.change, null);
+        result.deletedRemote.push(a.key);
+      }
+      return progress('pushing', a.key);
+    }
+    // The remote's version takes the key; under 'both' the local one is kept beside it.
+    const got = c.remoteEntry ? await fetchRemote(a.key) : undefined;
+    if (c.remoteEntry && !got) return defer(a.key);
+    const keptAt = resolution === 'both' && c.localObject ? conflictName(a.key, o.device, at, taken) : undefined;
+    if (keptAt) view.objects.set(keptAt, c.localObject!); // taken, for any later conflict of this round
+    const sync = got ? syncOf(got.entry, got.incoming.object, at) : null;
+    const kept = await store.replica.keepBoth(bucket, a.key, a.seen, got?.incoming ?? null, sync, { ...record, ...(keptAt ? { keptAt } : {}) });
+    if (kept !== 'ok') return defer(a.key);
+    result.conflicts.push({ ...record, ...(keptAt ? { keptAt } : {}) });
+    if (got) result.pulled.push(a.key);
+    return progress('pulling', a.key);
+  };
+
+  // Pulls and pushes four at a time: a few requests in flight fill a link without flooding the remote.
+  await pool(actions, 4, apply);
+  await abandonUploads(o, new Set(actions.filter((a) => a.do === 'push').map((a) => a.key)));
+  return result;
+}
+
+/** Aborts the remote uploads of pushes no longer wanted (their key changed again, or was deleted). */
+async function abandonUploads(o: RoundOptions, pushing: Set<string>): Promise<void> {
+  for (const key of o.uploads.keys()) {
+    if (pushing.has(key)) continue;
+    const state = o.uploads.get(key)!;
+    await o.remote.abortUpload(key, state.uploadId).catch((e: unknown) => {
+      if (!(e instanceof RemoteError) || e.retryable) throw e;
+    });
+    await o.uploads.set(key, undefined);
+  }
+}
+
+/**
+ * A large body by multipart upload, resumable: the upload and each part that landed are journaled,
+ * so a round after a reload or a kill sends only the parts not yet on the remote (those the remote
+ * lists, with the ETags they were sent with), and an upload of another change is aborted first.
+ */
+async function pushMultipart(
+  o: RoundOptions, key: string, seen: SeenState, object: ObjectRecord, headers: { contentType: string; headers: ObjectRecord['headers']; meta: ObjectRecord['meta'] },
+  body: Blob, condition: Condition,
+): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'> {
+  let state = o.uploads.get(key);
+  if (state && (state.change !== seen.change || state.localEtag !== object.etag)) {
+    await o.remote.abortUpload(key, state.uploadId).catch(() => {});
+    state = undefined;
+  }
+  if (state) {
+    const listed = await o.remote.listParts(key, state.uploadId);
+    if (!listed) state = undefined;
+    else {
+      const sent = new Map(listed.map((p) => [p.partNumber, p.etag]));
+      state = { ...state, parts: state.parts.filter((p) => sent.get(p.partNumber) === p.etag) };
+    }
+  }
+  if (!state) {
+    state = { uploadId: await o.remote.createUpload(key, headers), change: seen.change, localEtag: object.etag, parts: [] };
+    await o.uploads.set(key, state);
+  }
+  const count = Math.ceil(body.size / o.partBytes);
+  for (let n = 1; n <= count; n++) {
+    if (state.parts.some((p) => p.partNumber === n)) continue;
+    const etag = await o.remote.uploadPart(key, state.uploadId, n, body.slice((n - 1) * o.partBytes, n * o.partBytes));
+    state = { ...state, parts: [...state.parts, { partNumber: n, etag }].sort((a, b) => a.partNumber - b.partNumber) };
+    await o.uploads.set(key, state);
+  }
+  const done = await o.remote.completeUpload(key, state.uploadId, state.parts, condition);
+  await o.uploads.set(key, undefined);
+  if (done === 'preconditionFailed') {
+    await o.remote.abortUpload(key, state.uploadId).catch(() => {});
+    return done;
+  }
+  // Ceph's RGW 16 answers Complete with an empty ETag; the object's own is read back.
+  if (done.etag === '') {
+    const head = await o.remote.head(key);
+    if (!head) throw new RemoteError(`Completing the upload of ${key}: the object is not there after it.`, 200, 'MissingObject', true);
+    return { etag: head.etag, ...(head.versionId ? { versionId: head.versionId } : {}) };
+  }
+  return done;
+}
+
+/**
+ * What the remote honours of conditional writes, found by writing a probe object of the replica's
+ * own under RESERVED (and deleting it): If-None-Match: * over an existing key, If-Match with a
+ * wrong ETag, and If-Match with the right one quoted (S3) or only unquoted (RGW 16).
+ */
+export async function probe(remote: Remote, device: string): Promise<Guarantees> {
+  const key = `${RESERVED}probe-${device}-${crypto.randomUUID()}`;
+  const body = new Blob([`swbucket probe from ${device}`]);
+  const headers = { contentType: 'text/plain', headers: {}, meta: [] };
+  const first = await remote.put(key, body, headers, { ifNoneMatch: true });
+  if (first === 'preconditionFailed') throw new RemoteError(`Probing ${remote.where.bucket}: a new key was refused as existing.`, 412, 'PreconditionFailed', false);
+  try {
+    const again = await remote.put(key, body, headers, { ifNoneMatch: true });
+    const wrong = await remote.put(key, body, headers, { ifMatch: '0'.repeat(32) });
+    let ifMatch: Guarantees['ifMatch'] = false;
+    if (wrong === 'preconditionFailed') {
+      const current = (await remote.head(key))?.etag ?? first.etag;
+      if ((await remote.put(key, body, headers, { ifMatch: current, quoteIfMatch: true })) !== 'preconditionFailed') ifMatch = 'quoted';
+      else if ((await remote.put(key, body, headers, { ifMatch: (await remote.head(key))?.etag ?? current, quoteIfMatch: false })) !== 'preconditionFailed') ifMatch = 'unquoted';
+    }
+    return { ifNoneMatch: again === 'preconditionFailed', ifMatch };
+  } finally {
+    await remote.remove(key).catch(() => {});
+  }
+}

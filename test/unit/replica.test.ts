@@ -1,0 +1,196 @@
+// Replicas in Node (sw/replica/): a local bucket (the handler over a store of each kind) bound to a
+// bucket of `swbucket serve` in S3's dialect, a separate process. Local writes through the handler
+// as an app makes them; the remote read and written with the AWS SDK, as another device or app
+// would. Each test syncs on demand (syncNow) and looks at both sides.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createHandler } from '../../sw/core/handler.ts';
+import { createReplicas, type ReplicaConfig, type Replicas } from '../../sw/replica/replicas.ts';
+import { SyncStopped } from '../../sw/replica/sync.ts';
+import { openTestStore, STORE_KINDS, SOUND, contents, integrity, type StoreKind } from '../support/stores.ts';
+import { s3 } from '../support/s3-sign.ts';
+import { serve, type Served } from '../support/serve.ts';
+import type { Store } from '../../sw/store/types.ts';
+
+const te = new TextEncoder();
+const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');
+const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
+/** A key in a path as SigV4 signs it (RFC 3986: `(`, `)`, `!`, `*`, `'` encoded too). */
+const encodeKey = (key: string) => encodeURIComponent(key).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+let remote: Served;
+let sdk: S3Client;
+let n = 0;
+
+beforeAll(async () => {
+  remote = await serve(['--dialect', 's3']);
+  sdk = new S3Client({ endpoint: remote.url, region: 'us-east-1', forcePathStyle: true, credentials: ROOT });
+}, 60_000);
+afterAll(async () => {
+  sdk?.destroy();
+  await remote?.stop();
+});
+
+/** A device: a store of `kind`, its handler, and its replicas, bound to remote bucket `bucket`. */
+async function device(kind: StoreKind, bucket: string, o: Partial<ReplicaConfig> = {}) {
+  const { store } = await openTestStore(kind);
+  const handle = createHandler({ store });
+  const replicas: Replicas = createReplicas({ store });
+  await replicas.add({ bucket: 'photos', remote: { endpoint: remote.url, region: 'us-east-1', bucket, forcePathStyle: true, credentials: ROOT }, ...o });
+  const call = async (method: string, key: string, body?: string, headers: Record<string, string> = {}) => {
+    const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeKey(key)}`, body === undefined ? undefined : te.encode(body), { headers }));
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  };
+  const put = async (key: string, body: string) => expect((await call('PUT', key, body)).status).toBe(200);
+  const read = async (key: string) => {
+    const r = await call('GET', key);
+    return r.status === 200 ? r.text : null;
+  };
+  const keys = async () => {
+    const r = await handle(await s3('GET', 'http://photos.s3.localhost/?list-type=2'));
+    return [...(await r.text()).matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
+  };
+  return { store, handle, replicas, call, put, read, keys };
+}
+
+async function remoteBucket(): Promise<string> {
+  const Bucket = `remote-${process.pid}-${++n}`;
+  await sdk.send(new CreateBucketCommand({ Bucket }));
+  return Bucket;
+}
+const remoteKeys = async (Bucket: string) => ((await sdk.send(new ListObjectsV2Command({ Bucket }))).Contents ?? []).map((c) => c.Key!);
+const remoteRead = async (Bucket: string, Key: string) => {
+  try {
+    return await (await sdk.send(new GetObjectCommand({ Bucket, Key }))).Body!.transformToString();
+  } catch {
+    return null;
+  }
+};
+const sound = async (store: Store) => expect(integrity(await contents(store))).toEqual(SOUND);
+
+describe.each(STORE_KINDS)('a replica of a bucket of swbucket serve (%s)', (kind) => {
+  it('pushes what is written locally, with its metadata, and pulls what another writes remotely', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(kind, Bucket);
+    await d.put('a.txt', 'written offline');
+    expect((await d.call('PUT', 'b.txt', 'with metadata', { 'content-type': 'text/plain', 'x-amz-meta-album': 'summer' })).status).toBe(200);
+    expect((await d.replicas.status())[0]).toMatchObject({ bucket: 'photos', pending: 2 });
+    const [round] = await d.replicas.syncNow();
+    expect(round!.pushed.sort()).toEqual(['a.txt', 'b.txt']);
+    expect(await remoteRead(Bucket, 'a.txt')).toBe('written offline');
+    const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: 'b.txt' }));
+    expect([head.ContentType, head.Metadata]).toEqual(['text/plain', { album: 'summer' }]);
+    expect((await d.replicas.status())[0]).toMatchObject({ pending: 0, conflicts: 0, state: 'idle' });
+    // Another device writes remotely.
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'c.txt', Body: 'from elsewhere', ContentType: 'text/markdown' }));
+    const [second] = await d.replicas.syncNow();
+    expect(second!.pulled).toEqual(['c.txt']);
+    expect(await d.read('c.txt')).toBe('from elsewhere');
+    expect((await d.call('HEAD', 'c.txt')).headers.get('content-type')).toBe('text/markdown');
+    // A round with nothing new changes nothing.
+    const [third] = await d.replicas.syncNow();
+    expect([third!.pushed, third!.pulled, third!.conflicts]).toEqual([[], [], []]);
+    await sound(d.store);
+  });
+
+  it('propagates a delete only for a key both sides had at the last sync; a first sync of two full sides merges and deletes nothing', async () => {
+    const Bucket = await remoteBucket();
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'remote-only.txt', Body: 'r' }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'same.txt', Body: 'same bytes' }));
+    const d = await device(kind, Bucket);
+    await d.put('local-only.txt', 'l');
+    await d.put('same.txt', 'same bytes');
+    const [first] = await d.replicas.syncNow();
+    expect(first!.conflicts).toEqual([]);
+    expect((await d.keys()).sort()).toEqual(['local-only.txt', 'remote-only.txt', 'same.txt']);
+    expect((await remoteKeys(Bucket)).sort()).toEqual(['local-only.txt', 'remote-only.txt', 'same.txt']);
+    // Deleted locally: deleted remotely. Deleted remotely: deleted locally.
+    expect((await d.call('DELETE', 'local-only.txt')).status).toBe(204);
+    await sdk.send(new DeleteObjectCommand({ Bucket, Key: 'remote-only.txt' }));
+    const [second] = await d.replicas.syncNow();
+    expect([second!.deletedRemote, second!.deletedLocal]).toEqual([['local-only.txt'], ['remote-only.txt']]);
+    expect(await d.keys()).toEqual(['same.txt']);
+    expect(await remoteKeys(Bucket)).toEqual(['same.txt']);
+    await sound(d.store);
+  });
+
+  it('keeps both versions of a key changed on both sides, and reports the conflict', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(kind, Bucket, { });
+    await d.put('notes/todo.txt', 'v1');
+    await d.replicas.syncNow();
+    await d.put('notes/todo.txt', 'local edit');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'notes/todo.txt', Body: 'remote edit' }));
+    const events: string[] = [];
+    const off = d.replicas.on((e) => {
+      if (e.type === 'conflict') events.push(e.conflict.key);
+    });
+    const [round] = await d.replicas.syncNow();
+    off();
+    expect(round!.conflicts).toHaveLength(1);
+    const c = round!.conflicts[0]!;
+    expect(c).toMatchObject({ key: 'notes/todo.txt', local: 'changed', remote: 'changed', winner: 'remote', localEtag: md5('local edit'), remoteEtag: md5('remote edit') });
+    expect(c.keptAt).toMatch(/^notes\/todo \(conflict \d{4}-\d\d-\d\d \d{6} [0-9a-f]{8}\)\.txt$/);
+    expect(events).toEqual(['notes/todo.txt']);
+    expect(await d.read('notes/todo.txt')).toBe('remote edit');
+    expect(await d.read(c.keptAt!)).toBe('local edit');
+    // The kept local version is pushed as its own key; both sides end the same.
+    await d.replicas.syncNow();
+    expect(await remoteRead(Bucket, c.keptAt!)).toBe('local edit');
+    expect((await remoteKeys(Bucket)).sort()).toEqual((await d.keys()).sort());
+    expect((await d.replicas.status())[0]).toMatchObject({ conflicts: 1, pending: 0 });
+    expect((await d.replicas.conflicts('photos')).map((x) => x.key)).toEqual(['notes/todo.txt']);
+    await d.replicas.dismissConflict('photos', c.id);
+    expect((await d.replicas.status())[0]!.conflicts).toBe(0);
+    await sound(d.store);
+  });
+
+  it('stops before deleting more than half of what was synced, and deletes when told to', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(kind, Bucket);
+    for (let i = 0; i < 12; i++) await d.put(`k${i}`, `v${i}`);
+    await d.replicas.syncNow();
+    for (let i = 0; i < 12; i++) await sdk.send(new DeleteObjectCommand({ Bucket, Key: `k${i}` }));
+    const stopped = await d.replicas.syncNow().then(() => null, (e: unknown) => e);
+    expect(stopped).toBeInstanceOf(SyncStopped);
+    expect((stopped as Error).message).toMatch(/would delete 12 of the 12 objects/);
+    expect(await d.keys()).toHaveLength(12);
+    expect((await d.replicas.status())[0]).toMatchObject({ state: 'stopped', error: expect.stringMatching(/allowDeletes/) });
+    const [round] = await d.replicas.syncNow({ allowDeletes: true });
+    expect(round!.deletedLocal).toHaveLength(12);
+    expect(await d.keys()).toEqual([]);
+  });
+});
+
+describe('two devices on one remote bucket', () => {
+  it('a photo stored on one appears on the other; the same key edited on both ends with both versions on both, one conflict on each', async () => {
+    const Bucket = await remoteBucket();
+    const laptop = await device('idb', Bucket, {});
+    const phone = await device('lmdb', Bucket, {});
+    await laptop.put('cat.jpg', 'a cat');
+    await laptop.replicas.syncNow();
+    await phone.replicas.syncNow();
+    expect(await phone.read('cat.jpg')).toBe('a cat');
+    // Both offline, both edit.
+    await laptop.put('cat.jpg', 'cat, cropped on the laptop');
+    await phone.put('cat.jpg', 'cat, filtered on the phone');
+    const [l] = await laptop.replicas.syncNow();
+    expect(l!.pushed).toEqual(['cat.jpg']);
+    const [p] = await phone.replicas.syncNow();
+    expect(p!.conflicts).toHaveLength(1);
+    await laptop.replicas.syncNow();
+    await phone.replicas.syncNow();
+    const kept = p!.conflicts[0]!.keptAt!;
+    for (const d of [laptop, phone]) {
+      expect(await d.read('cat.jpg')).toBe('cat, cropped on the laptop');
+      expect(await d.read(kept)).toBe('cat, filtered on the phone');
+      const conflicts = await d.replicas.conflicts('photos');
+      expect(conflicts.map((c) => [c.key, c.keptAt])).toEqual([['cat.jpg', kept]]);
+    }
+    expect((await laptop.replicas.conflicts('photos'))[0]!.foundElsewhere).toBe(true);
+    expect((await remoteKeys(Bucket)).sort()).toEqual(['cat.jpg', kept].sort());
+    const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: kept }));
+    expect(head.Metadata).toEqual({ 'swbucket-conflict-of': 'cat.jpg' });
+  });
+});
