@@ -3,7 +3,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { init, InitError } from './init.ts';
 import { startServer } from './server.ts';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import type { ReplicaConfig } from '../sw/replica/replicas.ts';
 import { Writable } from 'node:stream';
 import { OutputExistsError, exportToFile, importFromFile, rootClient, seedIfEmpty, type Connection } from './archive.ts';
 import { SvcClientError } from '../src/client/errors.ts';
@@ -15,7 +16,7 @@ const USAGE = {
       into your app's static folder (Vite: public). Run it again after upgrading swbucket.
       --no-worker: only the console (your own worker composes swbucket/sw); --no-console: only
       the worker; --force: replace files that are not swbucket's.`,
-  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--data DIR] [--seed FILE]
+  serve: `  swbucket serve [--port 9000] [--host 127.0.0.1] [--data DIR] [--seed FILE] [--replicas FILE]
                [--endpoint svc.localhost] [--s3-endpoint s3.localhost] [--nos-endpoint nos.localhost] [--dialect svc|s3|nos]
       The same service as an HTTP server in Node, speaking S3 (the AWS SDKs, boto3, the AWS CLI),
       NOS and swbucket's own dialect on one port: a signed request in the dialect it is signed in,
@@ -23,7 +24,10 @@ const USAGE = {
       (default svc). PORT also sets the port. Data lives in memory
       and is gone when it stops, or with --data is kept in DIR (created if missing): every write
       is on disk before its answer, and one server at a time owns DIR. --seed FILE: import that
-      archive (swbucket export) when the store is empty, as a fixture; a store with data is left alone.`,
+      archive (swbucket export) when the store is empty, as a fixture; a store with data is left alone.
+      --replicas FILE: a JSON array of replicas, each a local bucket kept in sync with a remote S3
+      bucket: [{ "bucket": "photos", "remote": { "endpoint": "https://…", "region": "…", "bucket": "…",
+      "forcePathStyle": true, "credentials": { "accessKeyId": "…", "secretAccessKey": "…" } } }].`,
   export: `  swbucket export [-o FILE] [--force] [--bucket NAME]... [--versions] [--accounts] [--endpoint URL]
       Save a running server's data as a tar archive (default file: swbucket-DATE-TIME.tar here;
       -o - writes to stdout; an existing file is replaced only with --force). --bucket: only these buckets; --versions: every stored version;
@@ -89,14 +93,33 @@ Then store and read objects with the AWS SDK at http://s3.localhost, or with swb
   }
 }
 
+/** The replicas a --replicas file names, checked enough to say what is wrong with it. */
+function readReplicas(file: string): ReplicaConfig[] {
+  let list: unknown;
+  try {
+    list = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    return fail(`--replicas: ${file} cannot be read as JSON: ${e instanceof Error ? e.message : e}`);
+  }
+  const str = (v: unknown) => typeof v === 'string' && v !== '';
+  if (!Array.isArray(list)) return fail(`--replicas: ${file} must hold an array of replicas`);
+  list.forEach((r: { bucket?: unknown; remote?: { endpoint?: unknown; region?: unknown; bucket?: unknown } }, i) => {
+    if (!str(r?.bucket) || !str(r.remote?.endpoint) || !str(r.remote?.region) || !str(r.remote?.bucket)) {
+      fail(`--replicas: replica ${i + 1} needs "bucket" and "remote": { "endpoint", "region", "bucket", "credentials" }`);
+    }
+  });
+  return list as ReplicaConfig[];
+}
+
 async function runServe(args: string[]): Promise<void> {
   const { values } = parse('serve', {
     args,
     options: {
       port: { type: 'string' }, host: { type: 'string' }, endpoint: { type: 'string' }, 's3-endpoint': { type: 'string' },
-      'nos-endpoint': { type: 'string' }, dialect: { type: 'string' }, data: { type: 'string' }, seed: { type: 'string' },
+      'nos-endpoint': { type: 'string' }, dialect: { type: 'string' }, data: { type: 'string' }, seed: { type: 'string' }, replicas: { type: 'string' },
     },
   });
+  const replicas = values.replicas === undefined ? [] : readReplicas(values.replicas);
   const dialect = values.dialect;
   if (dialect !== undefined && dialect !== 'svc' && dialect !== 's3' && dialect !== 'nos') fail(`--dialect must be svc, s3 or nos\n\nUsage:\n${USAGE.serve}`);
   if (values.data === '') fail(`--data needs a directory\n\nUsage:\n${USAGE.serve}`);
@@ -108,6 +131,11 @@ async function runServe(args: string[]): Promise<void> {
     port, host: values.host ?? '127.0.0.1', ...(values.endpoint ? { endpoint: values.endpoint } : {}), ...(values.data ? { dataDir: values.data } : {}),
     endpoints: { ...(values['s3-endpoint'] ? { s3: values['s3-endpoint'] } : {}), ...(values['nos-endpoint'] ? { nos: values['nos-endpoint'] } : {}) },
     ...(dialect ? { dialect } : {}),
+    replicas,
+  });
+  running.replicas.on((e) => {
+    if (e.type === 'status' && e.status.state === 'stopped') console.log(`swbucket: the replica of ${e.status.bucket} stopped: ${e.status.error}`);
+    if (e.type === 'conflict') console.log(`swbucket: conflict in ${e.conflict.bucket}: ${e.conflict.key} changed on both sides${e.conflict.keptAt ? `; the other version is kept as ${e.conflict.keptAt}` : ''}`);
   });
   const upgraded = running.dataUpgradedFrom === undefined ? '' : `; upgraded from the layout of an earlier swbucket (${running.dataUpgradedFrom}), which can no longer open it`;
   const where = running.dataDir === undefined ? 'data in memory: gone when it stops' : `data kept in ${running.dataDir}${upgraded}`;

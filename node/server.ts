@@ -11,6 +11,7 @@ import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { sweepHeld } from '../sw/store/holders.ts';
 import { DEFAULT_ENDPOINTS, type DialectName, type Endpoints } from '../protocol/instance.ts';
+import { createReplicas, type ReplicaConfig, type Replicas } from '../sw/replica/replicas.ts';
 
 /** Options of {@link startServer} (and of `swbucket serve`). */
 export interface ServerOptions {
@@ -36,6 +37,12 @@ export interface ServerOptions {
   dataDir?: string;
   /** How long a request body may stop arriving before it is answered 400 RequestTimeout, in ms. Default 20,000. */
   bodyIdleMs?: number;
+  /**
+   * Buckets kept as replicas of remote S3 buckets (sw/replica/): each synced at start, soon after a
+   * write, on a timer and on demand (`server.replicas.syncNow()`). Replicas added before are kept
+   * with the data (`dataDir`) and start again with it.
+   */
+  replicas?: ReplicaConfig[];
 }
 
 /** A server {@link startServer} started. */
@@ -55,6 +62,8 @@ export interface RunningServer {
    * (its number): the data is read as before; an earlier swbucket can no longer open it.
    */
   dataUpgradedFrom?: number;
+  /** The server's replicas: add, syncNow, status, conflicts, pause and resume them. */
+  replicas: Replicas;
   /** Stops accepting requests, finishes those under way and closes the store (the data directory is free again). */
   close(): Promise<void>;
 }
@@ -183,12 +192,17 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   const stdout = o.log ? null : stdoutLines();
   const log = o.log ?? stdout!.write;
   const report = (e: unknown) => console.error('internal error:', e);
+  const replicas = createReplicas({ store });
   const handle = createHandler({
     store,
     endpoints,
     ...(o.dialect ? { dialect: o.dialect } : {}),
     anyHostIsService: true,
-    onLog: (entry) => log(formatLogLine(entry)),
+    onLog: (entry) => {
+      log(formatLogLine(entry));
+      // A write that landed in a replicated bucket: a sync soon.
+      if (entry.bucket && entry.status < 300 && entry.method !== 'GET' && entry.method !== 'HEAD') replicas.nudge(entry.bucket);
+    },
     onInternalError: report,
   });
   const host = o.host ?? '127.0.0.1';
@@ -291,6 +305,9 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     socket.destroy();
   });
   const port = (server.address() as AddressInfo).port;
+  // Replicas kept with the data start again; those given now are added (or updated).
+  for (const r of o.replicas ?? []) await replicas.add(r);
+  await replicas.start();
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
@@ -298,7 +315,9 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     endpoints,
     dataDir: 'path' in store ? store.path : undefined,
     ...('upgradedFrom' in store && store.upgradedFrom !== undefined ? { dataUpgradedFrom: store.upgradedFrom } : {}),
+    replicas,
     close: () => new Promise<void>((resolve) => {
+      replicas.stop();
       server.close(() => {
         stdout?.flush();
         // On disk, closing waits for writes in flight and releases the directory.

@@ -3,12 +3,14 @@
 // as an app makes them; the remote read and written with the AWS SDK, as another device or app
 // would. Each test syncs on demand (syncNow) and looks at both sides.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createHandler } from '../../sw/core/handler.ts';
 import { createReplicas, type ReplicaConfig, type Replicas } from '../../sw/replica/replicas.ts';
 import { SyncStopped } from '../../sw/replica/sync.ts';
-import { openTestStore, STORE_KINDS, SOUND, contents, integrity, type StoreKind } from '../support/stores.ts';
+import { openTestStore, STORE_KINDS, SOUND, contents, integrity, tempDir, type StoreKind } from '../support/stores.ts';
 import { s3 } from '../support/s3-sign.ts';
 import { serve, type Served } from '../support/serve.ts';
 import type { Store } from '../../sw/store/types.ts';
@@ -193,4 +195,30 @@ describe('two devices on one remote bucket', () => {
     const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: kept }));
     expect(head.Metadata).toEqual({ 'swbucket-conflict-of': 'cat.jpg' });
   });
+});
+
+describe('swbucket serve --replicas', () => {
+  it('keeps a bucket in sync on its own: a write to the local server lands on the remote soon after, and one on the remote comes back', async () => {
+    const Bucket = await remoteBucket();
+    const dir = tempDir();
+    const file = join(dir, 'replicas.json');
+    writeFileSync(file, JSON.stringify([{ bucket: 'photos', remote: { endpoint: remote.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: ROOT }, intervalMs: 200 }]));
+    const local = await serve(['--dialect', 's3', '--replicas', file, '--data', join(dir, 'data')]);
+    try {
+      const near = new S3Client({ endpoint: local.url, region: 'us-east-1', forcePathStyle: true, credentials: ROOT });
+      await near.send(new PutObjectCommand({ Bucket: 'photos', Key: 'sunset.jpg', Body: 'pixels' }));
+      await expect.poll(() => remoteRead(Bucket, 'sunset.jpg'), { timeout: 20_000 }).toBe('pixels');
+      await sdk.send(new PutObjectCommand({ Bucket, Key: 'from-remote.txt', Body: 'hello' }));
+      await expect.poll(async () => {
+        try {
+          return await (await near.send(new GetObjectCommand({ Bucket: 'photos', Key: 'from-remote.txt' }))).Body!.transformToString();
+        } catch {
+          return null;
+        }
+      }, { timeout: 20_000 }).toBe('hello');
+      near.destroy();
+    } finally {
+      await local.stop();
+    }
+  }, 60_000);
 });
