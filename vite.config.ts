@@ -41,6 +41,7 @@ const CROSS_ENGINE_TESTS = [
   'test/browser/engine-console.test.ts',
   'test/browser/engine-lifecycle.test.ts',
   'test/browser/engine-s3.test.ts',
+  'test/browser/engine-replica.test.ts',
 ];
 
 export default defineConfig({

@@ -26,6 +26,8 @@ export interface InstanceNames {
   logDatabase: string;
   /** The BroadcastChannel on which the worker announces each logged request. */
   logChannel: string;
+  /** The BroadcastChannel on which the worker announces its replicas' status, progress and conflicts. */
+  replicaChannel: string;
 }
 
 const VALID_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -34,8 +36,14 @@ export function instanceNames(name: string = DEFAULT_NAME): InstanceNames {
   if (!VALID_NAME.test(name)) {
     throw new TypeError(`swbucket: the instance name "${name}" must be 1–64 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit).`);
   }
-  return { database: name, logDatabase: `${name}-log`, logChannel: `${name}-log` };
+  return { database: name, logDatabase: `${name}-log`, logChannel: `${name}-log`, replicaChannel: `${name}-replicas` };
 }
+
+/** Where pages ask the worker about its replicas (POST, JSON: sw/fetch-handler.ts): beside HELLO_PATH. */
+export const REPLICAS_PATH = `${HELLO_PATH}/replicas`;
+
+/** The Background Sync tag (Chromium) under which the worker asks to be woken once online, to sync its replicas. */
+export const REPLICA_SYNC_TAG = 'swbucket-replicas';
 
 /** The first bytes of every worker swbucket ships (scripts/bundles.ts writes them): how init and startService() tell it from an app's own. */
 export const WORKER_BANNER = '/* swbucket ';

@@ -8,8 +8,10 @@ import { openIdbStore } from './store/idb.ts';
 import { sweepHeld } from './store/holders.ts';
 import { createRequestLog } from './log/ring.ts';
 import {
-  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, instanceNames, type Endpoints, type WorkerHello,
+  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, instanceNames, type Endpoints, type WorkerHello,
 } from '../protocol/instance.ts';
+import { createReplicas, type Credentials, type ReplicaConfig, type Replicas } from './replica/replicas.ts';
+import type { Store } from './store/types.ts';
 import { VERSION } from '../protocol/version.ts';
 
 export type { WorkerHello };
@@ -56,6 +58,11 @@ export interface FetchHandler {
   respond(event: FetchEventLike): Promise<Response>;
   /** What the worker tells startService() about itself. */
   readonly hello: WorkerHello;
+  /**
+   * A sync round of every replica (a worker's `sync` event, Background Sync): resolves when they
+   * completed or failed; a failure is in their status, and they retry by themselves.
+   */
+  syncReplicas(): Promise<void>;
 }
 
 declare const self: ServiceWorkerGlobalScope;
@@ -135,10 +142,14 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   const mount = normalizeMount(options.mount ?? DEFAULT_MOUNT_PATH, scope);
   const mountRoot = mount.slice(0, -1);
   const helloUrl = new URL(HELLO_PATH, scope);
+  const replicasUrl = new URL(REPLICAS_PATH, scope);
   const hello: WorkerHello = { swbucket: VERSION, endpoint, endpoints, mount, name };
   const log = options.log === false ? null : createRequestLog({ indexedDB: self.indexedDB, database: names.logDatabase, channel: names.logChannel });
   let handle: Promise<Handle> | null = null;
   let bodyForm: WorkerHello['bodies'];
+  /** The replicas, with the store (sw/replica/); credentials pages gave for replicas whose own are not kept. */
+  let replicas: Replicas | undefined;
+  const pageCredentials = new Map<string, Credentials>();
 
   // Opened on the first request and kept while the worker lives; a failed open is tried again.
   function handler(): Promise<Handle> {
@@ -148,11 +159,17 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         bodyForm = store.bodyForm;
         // What an import in a worker or tab that stopped had stored is nobody's (the lock of a running one is held).
         void sweepHeld(store).catch(() => {});
+        replicas = startReplicas(store);
+        const r = replicas;
         return createHandler({
           store, endpoints, mount, contentLength: 'body', corsRefusal: 'network-error',
           // A 500 answers with its request id only; the worker's console gets the error and its stack.
           onInternalError: (error) => console.error('swbucket: internal error', error),
-          ...(log ? { onLog: (entry) => log.write(entry) } : {}),
+          onLog: (entry) => {
+            // A write that landed in a replicated bucket: a sync soon.
+            if (entry.bucket && entry.status < 300 && entry.method !== 'GET' && entry.method !== 'HEAD') r.nudge(entry.bucket);
+            return log?.write(entry);
+          },
         });
       },
       (e) => {
@@ -163,15 +180,87 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
     return handle;
   }
 
+  /**
+   * The replicas over the store: one round at a time per replica across every worker and tab of
+   * the origin (Web Locks), their events broadcast to the pages, credentials from the pages for
+   * replicas that keep none.
+   */
+  function startReplicas(store: Store): Replicas {
+    const locks = (self.navigator as (Navigator & { locks?: LockManager }) | undefined)?.locks;
+    const r = createReplicas({
+      store,
+      ...(locks ? { lock: <T>(lockName: string, fn: () => Promise<T>) => locks.request(`${name}:${lockName}`, fn) as Promise<T> } : {}),
+      credentialsFor: async (bucket) => pageCredentials.get(bucket),
+    });
+    const channel = new BroadcastChannel(names.replicaChannel);
+    r.on((e) => {
+      channel.postMessage(e);
+      // Offline: where the engine has Background Sync (Chromium), the browser wakes the worker once it is online again.
+      if (e.type === 'status' && e.status.state === 'offline') {
+        void (self.registration as ServiceWorkerRegistration & { sync?: { register(tag: string): Promise<void> } })?.sync?.register(REPLICA_SYNC_TAG).catch(() => {});
+      }
+    });
+    void r.start().catch((e) => console.error('swbucket: the replicas could not start', e));
+    return r;
+  }
+
+  /** A page's question about the replicas (POST REPLICAS_PATH, JSON `{ op, … }`): JSON answers, `{ error }` with a 4xx for a refusal. */
+  async function replicaControl(req: Request): Promise<Response> {
+    const answer = (body: unknown, status = 200) => Response.json(body ?? null, { status, headers: { 'cache-control': 'no-store' } });
+    let q: { op?: string; bucket?: string; config?: ReplicaConfig; credentials?: Credentials; id?: string; allowDeletes?: boolean };
+    try {
+      q = await req.json();
+    } catch {
+      return answer({ error: 'The request is not JSON.' }, 400);
+    }
+    try {
+      await handler();
+      const r = replicas!;
+      switch (q.op) {
+        case 'add':
+          if (!q.config) return answer({ error: 'add needs a config.' }, 400);
+          await r.add(q.config);
+          return answer({ ok: true });
+        case 'credentials':
+          if (!q.bucket || !q.credentials) return answer({ error: 'credentials needs a bucket and credentials.' }, 400);
+          pageCredentials.set(q.bucket, q.credentials);
+          return answer({ ok: true });
+        case 'remove':
+          await r.remove(String(q.bucket));
+          return answer({ ok: true });
+        case 'sync':
+          return answer(await r.syncNow({ ...(q.bucket !== undefined ? { bucket: q.bucket } : {}), ...(q.allowDeletes ? { allowDeletes: true } : {}) }));
+        case 'status':
+          return answer(await r.status());
+        case 'pause':
+          await r.pause(q.bucket);
+          return answer({ ok: true });
+        case 'resume':
+          await r.resume(q.bucket);
+          return answer({ ok: true });
+        case 'conflicts':
+          return answer(await r.conflicts(String(q.bucket)));
+        case 'dismiss':
+          await r.dismissConflict(String(q.bucket), String(q.id));
+          return answer({ ok: true });
+        default:
+          return answer({ error: `Unknown op "${q.op}".` }, 400);
+      }
+    } catch (e) {
+      return answer({ error: e instanceof Error ? e.message : String(e), name: e instanceof Error ? e.name : 'Error' }, 409);
+    }
+  }
+
   function claims(input: URL | string): boolean {
     const url = typeof input === 'string' ? new URL(input) : input;
     if (hosts.some((host) => url.hostname === host || url.hostname.endsWith('.' + host))) return true;
     if (url.origin !== scope.origin) return false;
-    return url.pathname === helloUrl.pathname || url.pathname === mountRoot || url.pathname.startsWith(mount);
+    return url.pathname === helloUrl.pathname || url.pathname === replicasUrl.pathname || url.pathname === mountRoot || url.pathname.startsWith(mount);
   }
 
   async function respond(event: FetchEventLike): Promise<Response> {
     const url = new URL(event.request.url);
+    if (url.origin === scope.origin && url.pathname === replicasUrl.pathname) return replicaControl(event.request);
     if (url.origin === scope.origin && url.pathname === helloUrl.pathname) {
       if (!url.searchParams.has('engine')) return Response.json(hello, { headers: { 'cache-control': 'no-store' } });
       // What the engine lacks (startService asks): the store is opened to say how it keeps bodies,
@@ -204,5 +293,10 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
     }
   }
 
-  return { claims, respond, hello };
+  async function syncReplicas(): Promise<void> {
+    await handler();
+    await replicas!.syncNow().catch(() => {});
+  }
+
+  return { claims, respond, hello, syncReplicas };
 }

@@ -7,7 +7,7 @@
 import { createFetchHandler } from './fetch-handler.ts';
 import { createInFlight, installTakeover } from './takeover.ts';
 import { SHELL_MESSAGE, createShell } from './shell.ts';
-import { CLAIM_MESSAGE, DEFAULT_NAME } from '../protocol/instance.ts';
+import { CLAIM_MESSAGE, DEFAULT_NAME, REPLICA_SYNC_TAG } from '../protocol/instance.ts';
 
 declare const self: ServiceWorkerGlobalScope & { swbucketPrecache?: unknown };
 
@@ -42,6 +42,11 @@ self.addEventListener('message', (event) => {
   if (event.data === CLAIM_MESSAGE) event.waitUntil(self.clients.claim());
   const data = event.data as { type?: unknown; urls?: unknown } | null;
   if (shell && data?.type === SHELL_MESSAGE) event.waitUntil(shell.keep(data.urls, precached()));
+});
+// Background Sync (Chromium): the browser wakes the worker once it is online again, to sync the replicas.
+self.addEventListener('sync', (event) => {
+  const e = event as ExtendableEvent & { tag?: string };
+  if (e.tag === REPLICA_SYNC_TAG) e.waitUntil(swbucket.syncReplicas());
 });
 self.addEventListener('fetch', (event) => {
   if (!swbucket.claims(event.request.url)) {

@@ -8,3 +8,7 @@ export type { StartOptions, RunningService, StartFailure, StorageState } from '.
 export type { Seed } from './seed.ts';
 export { deleteAllData, DeleteDataError } from './data.ts';
 export type { DeleteAllDataOptions } from './data.ts';
+export { ReplicaError } from './replicas.ts';
+export type {
+  ServiceReplicas, PageReplicaConfig, ReplicaStatus, ReplicaEvent, Credentials, ConflictRecord, RoundResult,
+} from './replicas.ts';

@@ -10,6 +10,7 @@ import { deleteAllData, type DeleteAllDataOptions } from './data.ts';
 import { SeedError, seedIfEmpty, type Seed } from './seed.ts';
 import { canStreamUploads } from '../client/engine.ts';
 import { preloadClient } from '../client/preload.ts';
+import { serviceReplicas, type PageReplicaConfig, type ServiceReplicas } from './replicas.ts';
 
 /** The swbucket version of this page's code; the worker reports its own. */
 export const PAGE_VERSION: string = VERSION;
@@ -63,6 +64,13 @@ export interface StartOptions {
    * after deleteAllData(); never over data the app's users made. `seeded` says whether it ran.
    */
   seed?: Seed;
+  /**
+   * Buckets to keep as offline-first replicas of remote S3 buckets (AWS S3, R2, MinIO, Ceph): each
+   * bound (the bucket created when missing) and synced by the worker at start, soon after every
+   * write, while the page is open, and on demand (`service.replicas`). Replicas stay bound across
+   * reloads; this option adds or updates them.
+   */
+  replicas?: PageReplicaConfig[];
 }
 
 /** Whether the browser keeps this origin's data (README, "Good to know": "What a browser may evict"). */
@@ -131,6 +139,8 @@ export interface RunningService {
   storage: StorageState;
   /** True when this start filled the empty store from the `seed` option. */
   seeded: boolean;
+  /** The worker's replicas of remote S3 buckets: add, syncNow, status, conflicts, pause, resume. */
+  replicas: ServiceReplicas;
   /** Deletes this instance's database and request log: `deleteAllData(service)`. */
   deleteAllData(options?: DeleteAllDataOptions): Promise<void>;
   /**
@@ -444,10 +454,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       throw e;
     }
   }
+  const replicas = serviceReplicas(ready.scope, info.name);
+  for (const config of options.replicas ?? []) await replicas.add(config);
+  // Replicas added by an earlier page sync while this one is open too.
+  if (!options.replicas?.length && (await replicas.status().catch(() => [])).length > 0) replicas.keepSyncing(60_000);
   const service: RunningService = {
     endpoint: info.endpoint, endpoints, mount: info.mount, name: info.name, version: info.swbucket, scriptUrl: script, registration: ready,
     storage, seeded, deleteAllData: (deleteOptions) => deleteAllData(service, deleteOptions),
-    mountUrl: mountUrlFor(info),
+    mountUrl: mountUrlFor(info), replicas,
   };
   // (An app's own worker ignores the message: it does its own caching.)
   if (options.offline !== false) void keepShell();

@@ -37,6 +37,7 @@ export interface ReplicaConfig {
 
 export type ReplicaState = 'idle' | 'syncing' | 'offline' | 'paused' | 'stopped';
 
+/** How one replica stands: `status()` answers one per replica. */
 export interface ReplicaStatus {
   bucket: string;
   /** idle; syncing (a round runs); offline (the remote cannot be reached: retrying); paused; stopped (see `error`). */
@@ -54,6 +55,7 @@ export interface ReplicaStatus {
   guarantees?: Guarantees;
 }
 
+/** What the replicas announce: a status change, a round's progress, a conflict found, a round completed. */
 export type ReplicaEvent =
   | { type: 'status'; status: ReplicaStatus }
   | { type: 'conflict'; conflict: ConflictRecord }
@@ -211,8 +213,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       const k = await kept(bucket);
       if (!k) throw new SyncStopped('remote', `${bucket} has no replica.`);
       if (k.paused) throw new SyncStopped('remote', `The replica of ${bucket} is paused: resume() it first.`);
-      l.state = 'syncing';
-      await announce(bucket);
+      // A retry while offline stays 'offline' until a round gets through.
+      if (l.state !== 'offline') {
+        l.state = 'syncing';
+        await announce(bucket);
+      }
       try {
         const result = await lock(`swbucket-replica:${bucket}`, () => rounds(bucket, allowDeletes));
         l.failures = 0;

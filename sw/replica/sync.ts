@@ -80,6 +80,7 @@ export interface UploadJournal {
   keys(): string[];
 }
 
+/** What a sync round did, key by key. */
 export interface RoundResult {
   pushed: string[];
   pulled: string[];

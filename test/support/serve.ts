@@ -16,8 +16,9 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-export async function serve(args: string[] = []): Promise<Served> {
-  const port = await freePort();
+/** `swbucket serve` with `args`, on `port` (a free one by default: the same one again to restart a server). */
+export async function serve(args: string[] = [], port?: number): Promise<Served> {
+  port ??= await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'node/cli.ts', 'serve', '--port', String(port), ...args], {
     cwd: ROOT_DIR,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,112 @@
+// service.replicas: a page's hold on the worker's replicas (sw/replica/, run by the worker so they
+// sync whichever pages come and go). Questions go to the worker as JSON at REPLICAS_PATH; what
+// the worker announces (status, progress, conflicts) comes on its BroadcastChannel. What cannot
+// leave the page stays here: getCredentials() is called here and its answers handed to the worker
+// before they expire, and the page asks for a round when it comes online and on a timer while it is
+// open (a worker with no page may be stopped by the browser at any time).
+import { REPLICAS_PATH, instanceNames } from '../../protocol/instance.ts';
+import type { ConflictRecord } from '../../sw/store/types.ts';
+import type { Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus } from '../../sw/replica/replicas.ts';
+import type { RoundResult } from '../../sw/replica/sync.ts';
+
+export type { ConflictRecord, Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus, RoundResult };
+
+/** A replica's configuration in a page: as ReplicaConfig, with a named policy (a policy function runs only where the sync runs: Node). */
+export type PageReplicaConfig = Omit<ReplicaConfig, 'policy'> & { policy?: 'keep-both' | 'remote-wins' | 'local-wins' };
+
+/** Why a replica call failed; the message says what to fix. */
+export class ReplicaError extends Error {
+  override readonly name = 'ReplicaError';
+}
+
+/** The replicas of a running service (`service.replicas`). */
+export interface ServiceReplicas {
+  /** Binds a bucket (created when missing) to a remote bucket, or updates its binding; it syncs soon. */
+  add(config: PageReplicaConfig): Promise<void>;
+  /** Unbinds a bucket: its objects stay, changes not yet pushed are not pushed. */
+  remove(bucket: string): Promise<void>;
+  /**
+   * A full round (push and pull) of every replica, or of `bucket`'s: resolves once it completed,
+   * rejects with a ReplicaError saying why it could not (offline, refused, stopped: what to fix).
+   */
+  syncNow(o?: { bucket?: string; allowDeletes?: boolean }): Promise<RoundResult[]>;
+  /** Each replica's bucket, state, pending changes and conflicts. */
+  status(): Promise<ReplicaStatus[]>;
+  /** Stops syncing a replica (every one without `bucket`) until resume(); writes go on into its outbox. */
+  pause(bucket?: string): Promise<void>;
+  /** Syncs a paused or stopped replica again (every one without `bucket`). */
+  resume(bucket?: string): Promise<void>;
+  /** The conflicts found and not dismissed: both versions are in the bucket, at `key` and `keptAt`. */
+  conflicts(bucket: string): Promise<ConflictRecord[]>;
+  /** Forgets a conflict the app has dealt with; both versions stay where they are. */
+  dismissConflict(bucket: string, id: string): Promise<void>;
+  /** Status changes, progress and conflicts, as the worker announces them; returns a function that stops listening. */
+  on(listener: (event: ReplicaEvent) => void): () => void;
+}
+
+/** How long before temporary credentials expire they are asked for again. */
+const REFRESH_BEFORE_MS = 2 * 60_000;
+
+export function serviceReplicas(scope: string, name: string): ServiceReplicas & { keepSyncing(everyMs: number): void } {
+  const url = new URL(REPLICAS_PATH, scope).href;
+  const ask = async <T>(body: Record<string, unknown>): Promise<T> => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), cache: 'no-store' });
+    const answer = (await res.json().catch(() => null)) as { error?: string } | null;
+    if (!res.ok) throw new ReplicaError(answer?.error ?? `The worker answered ${res.status}.`);
+    return answer as T;
+  };
+  const timers = new Map<string, ReturnType<typeof setTimeout>>();
+  let syncing: ReturnType<typeof setInterval> | undefined;
+  /**
+   * While the page is open: a round when it comes online, and one a minute (or as often as a
+   * replica asks), so replicas sync while the app is used even where the browser stops an idle worker.
+   */
+  const keepSyncing = (everyMs: number) => {
+    if (syncing !== undefined) return;
+    const nudge = () => void api.syncNow().catch(() => {});
+    addEventListener('online', nudge);
+    syncing = setInterval(nudge, everyMs);
+  };
+
+  /** Hands the worker credentials from the app's function, and again before they expire. */
+  async function supply(bucket: string, get: () => Promise<Credentials>): Promise<void> {
+    clearTimeout(timers.get(bucket));
+    const credentials = await get();
+    await ask({ op: 'credentials', bucket, credentials });
+    const expires = credentials.expiration === undefined ? undefined : new Date(credentials.expiration).getTime();
+    const inMs = expires === undefined ? 15 * 60_000 : Math.max(10_000, expires - Date.now() - REFRESH_BEFORE_MS);
+    timers.set(bucket, setTimeout(() => void supply(bucket, get).catch(() => {}), inMs));
+  }
+
+  const api: ServiceReplicas & { keepSyncing(everyMs: number): void } = {
+    keepSyncing,
+    async add(config) {
+      if (typeof (config as ReplicaConfig).policy === 'function') {
+        throw new ReplicaError('A policy function runs only where the sync runs (Node, swbucket/node); in a page, use "keep-both", "remote-wins" or "local-wins".');
+      }
+      const { getCredentials, ...rest } = config;
+      if (!getCredentials && !config.remote.credentials) throw new ReplicaError(`The replica of ${config.bucket} needs remote.credentials or getCredentials().`);
+      // Credentials first: the worker syncs the replica as soon as it is added.
+      if (getCredentials) await supply(config.bucket, getCredentials);
+      await ask({ op: 'add', config: rest });
+      keepSyncing(config.intervalMs ?? 60_000);
+    },
+    async remove(bucket) {
+      clearTimeout(timers.get(bucket));
+      timers.delete(bucket);
+      await ask({ op: 'remove', bucket });
+    },
+    syncNow: (o = {}) => ask({ op: 'sync', ...o }),
+    status: () => ask({ op: 'status' }),
+    pause: async (bucket) => void (await ask({ op: 'pause', bucket })),
+    resume: async (bucket) => void (await ask({ op: 'resume', bucket })),
+    conflicts: (bucket) => ask({ op: 'conflicts', bucket }),
+    dismissConflict: async (bucket, id) => void (await ask({ op: 'dismiss', bucket, id })),
+    on(listener) {
+      const channel = new BroadcastChannel(instanceNames(name).replicaChannel);
+      channel.onmessage = (e: MessageEvent<ReplicaEvent>) => listener(e.data);
+      return () => channel.close();
+    },
+  };
+  return api;
+}

@@ -1,0 +1,168 @@
+// A replica in this engine (issue 33): the built worker keeps a bucket in sync with a bucket of
+// `swbucket serve` in S3's dialect, a separate process, through service.replicas in the page.
+// Writes made through swbucket/client in the page; the remote read and written with the AWS SDK in
+// Node, as another device or app would. The remote is stopped and started again to stand for
+// offline; the page is reloaded with changes pending; a second profile of the engine is a second
+// device of the same user.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { launchEngine, type EnginePage } from './support/engines.ts';
+import { openServicePage } from './support/page.ts';
+import { useServicePage } from './support/fixture.ts';
+import { waitStarted, type SwGlobal } from './support/engine-data-helpers.ts';
+import { serve, type Served } from '../support/serve.ts';
+import { tempDir } from '../support/stores.ts';
+
+const service = useServicePage();
+const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
+
+let remote: Served;
+let remoteData: string;
+let sdk: S3Client;
+let n = 0;
+
+beforeAll(async () => {
+  remoteData = tempDir('swbucket-replica-remote-');
+  remote = await serve(['--dialect', 's3', '--data', remoteData]);
+  sdk = new S3Client({ endpoint: remote.url, region: 'us-east-1', forcePathStyle: true, credentials: ROOT });
+}, 60_000);
+afterAll(async () => {
+  sdk?.destroy();
+  await remote?.stop();
+});
+
+async function remoteBucket(): Promise<string> {
+  const Bucket = `replica-${service.name.replace(/[^a-z]/g, '')}-${process.pid}-${++n}`;
+  await sdk.send(new CreateBucketCommand({ Bucket }));
+  return Bucket;
+}
+const remoteRead = async (Bucket: string, Key: string) => {
+  try {
+    return await (await sdk.send(new GetObjectCommand({ Bucket, Key }))).Body!.transformToString();
+  } catch {
+    return null;
+  }
+};
+const remoteKeys = async (Bucket: string) => ((await sdk.send(new ListObjectsV2Command({ Bucket }))).Contents ?? []).map((c) => c.Key!).sort();
+
+interface InPage {
+  bucket: string;
+  remoteUrl: string;
+  remoteBucket: string;
+}
+
+/** Binds the page's local bucket `bucket` to the remote bucket (service.replicas.add). */
+function bind(page: EnginePage, a: InPage): Promise<void> {
+  return page.evaluate(async (x: InPage) => {
+    const sw = (window as unknown as { swbucket: SwGlobal }).swbucket;
+    await sw.replicas.add({
+      bucket: x.bucket, remote: { endpoint: x.remoteUrl, region: 'us-east-1', bucket: x.remoteBucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+    });
+  }, a);
+}
+
+/** Runs syncNow in the page: the keys it pushed and pulled, or the error it rejected with. */
+function syncNow(page: EnginePage): Promise<{ pushed: string[]; pulled: string[]; conflicts: { key: string; keptAt?: string }[] } | { error: string }> {
+  return page.evaluate(async () => {
+    const sw = (window as unknown as { swbucket: SwGlobal }).swbucket;
+    try {
+      const rounds = await sw.replicas.syncNow();
+      return {
+        pushed: rounds.flatMap((r) => r.pushed).sort(), pulled: rounds.flatMap((r) => r.pulled).sort(),
+        conflicts: rounds.flatMap((r) => r.conflicts).map((c) => ({ key: c.key, ...(c.keptAt ? { keptAt: c.keptAt } : {}) })),
+      };
+    } catch (e) {
+      return { error: `${(e as Error).name}: ${(e as Error).message}` };
+    }
+  });
+}
+
+function put(page: EnginePage, bucket: string, key: string, body: string): Promise<void> {
+  return page.evaluate(async (a: { bucket: string; key: string; body: string }) => {
+    await (window as unknown as { swbucket: SwGlobal }).swbucket.client.putObject(a.bucket, a.key, a.body);
+  }, { bucket, key, body });
+}
+
+function read(page: EnginePage, bucket: string, key: string): Promise<string | null> {
+  return page.evaluate(async (a: { bucket: string; key: string }) => {
+    const { client } = (window as unknown as { swbucket: SwGlobal }).swbucket;
+    try {
+      return await (await client.getObject(a.bucket, a.key)).response.text();
+    } catch {
+      return null;
+    }
+  }, { bucket, key });
+}
+
+function status(page: EnginePage, bucket: string) {
+  return page.evaluate(async (b: string) => {
+    const all = await (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.status();
+    return all.find((s) => s.bucket === b) ?? null;
+  }, bucket);
+}
+
+describe(`a replica in ${service.name}, through the worker`, () => {
+  it('pushes what the page wrote offline, pulls what another wrote remotely, and keeps both versions of a key changed on both sides', async () => {
+    const Bucket = await remoteBucket();
+    const bucket = `photos-${n}`;
+    await bind(service.page, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+    await put(service.page, bucket, 'a.txt', 'from the page');
+    const first = await syncNow(service.page);
+    expect(first).toMatchObject({ pushed: ['a.txt'] });
+    expect(await remoteRead(Bucket, 'a.txt')).toBe('from the page');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'b.txt', Body: 'from elsewhere' }));
+    expect(await syncNow(service.page)).toMatchObject({ pulled: ['b.txt'] });
+    expect(await read(service.page, bucket, 'b.txt')).toBe('from elsewhere');
+    // Both sides change a.txt.
+    await put(service.page, bucket, 'a.txt', 'page edit');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'a.txt', Body: 'remote edit' }));
+    const round = await syncNow(service.page);
+    expect('conflicts' in round && round.conflicts).toEqual([{ key: 'a.txt', keptAt: expect.stringMatching(/^a \(conflict .+\)\.txt$/) }]);
+    const keptAt = (round as { conflicts: { keptAt: string }[] }).conflicts[0]!.keptAt;
+    expect(await read(service.page, bucket, 'a.txt')).toBe('remote edit');
+    expect(await read(service.page, bucket, keptAt)).toBe('page edit');
+    expect(await remoteRead(Bucket, keptAt)).toBe('page edit');
+    // (A round the worker's own timer starts may be running: the state settles to idle.)
+    await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ state: 'idle', pending: 0, conflicts: 1 });
+  });
+
+  it('with the remote down: writes are kept and pending, syncNow says it is offline; after a reload and the remote back, they land once', { timeout: 90_000 }, async () => {
+    const Bucket = await remoteBucket();
+    const bucket = `notes-${n}`;
+    await bind(service.page, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+    await syncNow(service.page);
+    await remote.stop();
+    try {
+      await put(service.page, bucket, 'offline-1.txt', 'one');
+      await put(service.page, bucket, 'offline-2.txt', 'two');
+      const failed = await syncNow(service.page);
+      expect(failed).toMatchObject({ error: expect.stringMatching(/ReplicaError: .*no answer/) });
+      expect(await status(service.page, bucket)).toMatchObject({ pending: 2, state: 'offline' });
+      await service.page.reload();
+      await waitStarted(service.page);
+      expect(await status(service.page, bucket)).toMatchObject({ pending: 2 });
+    } finally {
+      remote = await serve(['--dialect', 's3', '--data', remoteData], remote.port);
+    }
+    expect(await syncNow(service.page)).toMatchObject({ pushed: ['offline-1.txt', 'offline-2.txt'] });
+    expect(await remoteKeys(Bucket)).toEqual(['offline-1.txt', 'offline-2.txt']);
+    await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ pending: 0, state: 'idle' });
+  });
+
+  it('two profiles are two devices: a photo stored in one appears in the other', { timeout: 90_000 }, async () => {
+    const Bucket = await remoteBucket();
+    const bucket = `shared-${n}`;
+    const other = await launchEngine(service.name);
+    try {
+      const { page: phone } = await openServicePage(other, service.baseURL);
+      await bind(service.page, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+      await bind(phone, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+      await put(service.page, bucket, 'holiday.jpg', 'a photo');
+      await syncNow(service.page);
+      expect(await syncNow(phone)).toMatchObject({ pulled: ['holiday.jpg'] });
+      expect(await read(phone, bucket, 'holiday.jpg')).toBe('a photo');
+    } finally {
+      await other.close();
+    }
+  });
+});
