@@ -6,6 +6,7 @@
 // (the `replicas` table), so a worker that starts with no page open knows its replicas.
 import type { BucketRef, ConflictRecord, Store } from '../store/types.ts';
 import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
+import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
 
@@ -300,6 +301,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   return {
     async add(config) {
+      if (!isValidBucketName(config.bucket)) throw new TypeError(`The replica's bucket: ${bucketNameProblem(config.bucket)}`);
       if (!(await store.getBucket(config.bucket))) {
         const made = await store.createBucket({ name: config.bucket, owner: ROOT_CREDENTIALS.accessKeyId, acl: 'private', created: now(), nextVersionId: 1 });
         if (made === 'noSuchOwner') throw new Error(`The bucket ${config.bucket} cannot be created: the root account is gone.`);

@@ -15,6 +15,10 @@ const ROOT = S3_ROOT;
 const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 const hex256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+/** A key as it goes in a path S3's signer signs as written: each segment encoded per RFC 3986 (`(`, `)`, `!`, `*`, `'` too), `/` kept. */
+export const encodeS3Key = (key: string): string =>
+  key.split('/').map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
+
 export interface SignOptions {
   headers?: Record<string, string>;
   /** x-amz-content-sha256: by default the hex SHA-256 of the body (of nothing without one); null: not sent. */

@@ -11,15 +11,13 @@ import { createHandler } from '../../sw/core/handler.ts';
 import { createReplicas, type ReplicaConfig, type Replicas } from '../../sw/replica/replicas.ts';
 import { SyncStopped } from '../../sw/replica/sync.ts';
 import { openTestStore, STORE_KINDS, SOUND, contents, integrity, tempDir, type StoreKind } from '../support/stores.ts';
-import { s3 } from '../support/s3-sign.ts';
+import { encodeS3Key, s3 } from '../support/s3-sign.ts';
 import { serve, type Served } from '../support/serve.ts';
 import type { Store } from '../../sw/store/types.ts';
 
 const te = new TextEncoder();
 const md5 = (b: Uint8Array | string) => createHash('md5').update(b).digest('hex');
 const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
-/** A key in a path as SigV4 signs it (RFC 3986: `(`, `)`, `!`, `*`, `'` encoded too). */
-const encodeKey = (key: string) => encodeURIComponent(key).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 let remote: Served;
 let sdk: S3Client;
@@ -41,7 +39,7 @@ async function device(kind: StoreKind, bucket: string, o: Partial<ReplicaConfig>
   const replicas: Replicas = createReplicas({ store });
   await replicas.add({ bucket: 'photos', remote: { endpoint: remote.url, region: 'us-east-1', bucket, forcePathStyle: true, credentials: ROOT }, ...o });
   const call = async (method: string, key: string, body?: string, headers: Record<string, string> = {}) => {
-    const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeKey(key)}`, body === undefined ? undefined : te.encode(body), { headers }));
+    const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeS3Key(key)}`, body === undefined ? undefined : te.encode(body), { headers }));
     return { status: res.status, text: await res.text(), headers: res.headers };
   };
   const put = async (key: string, body: string) => expect((await call('PUT', key, body)).status).toBe(200);
