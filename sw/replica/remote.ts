@@ -68,6 +68,8 @@ export interface Remote {
    * remote refused it for that.
    */
   put(key: string, body: Blob, headers: ObjectHeaders, condition: Condition): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'>;
+  /** Copies the remote's object at `from` (while it is `etag`) to `key`, on the remote: the answer's ETag, or 'preconditionFailed'. */
+  copy(key: string, from: string, etag: string): Promise<{ etag: string } | 'preconditionFailed'>;
   /** Deletes the key's object; with `ifMatch`, only that one (where the remote honours it). */
   remove(key: string, condition?: { ifMatch?: string }): Promise<'ok' | 'preconditionFailed'>;
   createUpload(key: string, headers: ObjectHeaders): Promise<string>;
@@ -204,6 +206,16 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       if (res.status === 412) return 'preconditionFailed';
       const versionId = res.headers.get('x-amz-version-id');
       return { etag: unquote(res.headers.get('etag')), ...(versionId && versionId !== 'null' ? { versionId } : {}) };
+    },
+    async copy(key, from, etag) {
+      const source = `/${where.bucket}/${uriEncode(prefix + from, true)}`;
+      const res = await send('PUT', urlOf(key), {
+        headers: { 'x-amz-copy-source': source, 'x-amz-copy-source-if-match': `"${etag}"` }, body: new Uint8Array(0), accept: [412], what: `Copying ${from} to ${key}`,
+      });
+      if (res.status === 412) return 'preconditionFailed';
+      const text = await res.text();
+      if (/<Error>/.test(text)) throw new RemoteError(`Copying ${from} to ${key}: ${/<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'InternalError'}.`, 200, 'InternalError', true);
+      return { etag: unquote((xml.parse(text) as { CopyObjectResult?: { ETag?: string } }).CopyObjectResult?.ETag) };
     },
     async remove(key, condition = {}) {
       const res = await send('DELETE', urlOf(key), { headers: conditionHeaders(condition), accept: [404, 412], what: `DELETE ${key}` });

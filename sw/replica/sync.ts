@@ -323,6 +323,24 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
     const { c } = a;
     const resolution = await resolve(o.policy, o.mode, c);
     const at = o.now();
+    if (resolution === 'both' && o.mode === 'push' && c.localObject && c.remoteEntry) {
+      // Push only: the local version takes the key, and the remote's is kept beside it, on the remote.
+      const keptAt = conflictName(a.key, o.device, at, taken);
+      listed.set(keptAt, c.remoteEntry);
+      if ((await remote.copy(keptAt, a.key, c.remoteEntry.etag)) === 'preconditionFailed') return defer(a.key);
+      const record: ConflictRecord = {
+        bucket: bucket.name, id: `${new Date(at).toISOString()} ${a.key}`, key: a.key, keptAt, local: c.local, remote: c.remote, at, winner: 'local',
+        localEtag: c.localObject.etag, remoteEtag: c.remoteEntry.etag,
+      };
+      const sync = { remoteEtag: c.remoteEntry.etag, localEtag: a.seen.etag ?? '', size: c.remoteEntry.size, syncedAt: at };
+      if ((await store.replica.localWins(bucket, a.key, sync, record)) !== 'ok') return defer(a.key);
+      result.conflicts.push(record);
+      const pushedTo = await pushObject(a.key, a.seen, ifMatch(c.remoteEntry.etag));
+      if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
+      await store.replica.pushed(bucket, a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()));
+      result.pushed.push(a.key);
+      return progress('pushing', a.key);
+    }
     const record: ConflictRecord = {
       bucket: bucket.name, id: `${new Date(at).toISOString()} ${a.key}`, key: a.key, local: c.local, remote: c.remote, at,
       winner: resolution === 'local' ? 'local' : 'remote',

@@ -163,6 +163,78 @@ describe.each(STORE_KINDS)('a replica of a bucket of swbucket serve (%s)', (kind
   });
 });
 
+describe('modes and policies', () => {
+  it('push only: local changes go out, remote ones never come in; both changed, the local takes the key and the remote\'s is kept beside it, remotely', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device('idb', Bucket, { mode: 'push' });
+    await d.put('k.txt', 'v1');
+    await d.replicas.syncNow();
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'other.txt', Body: 'remote only' }));
+    await d.put('k.txt', 'local v2');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'k.txt', Body: 'remote v2' }));
+    const [round] = await d.replicas.syncNow();
+    expect(round!.pulled).toEqual([]);
+    expect(await d.read('other.txt')).toBeNull();
+    expect(round!.conflicts).toEqual([expect.objectContaining({ key: 'k.txt', winner: 'local', keptAt: expect.stringMatching(/^k \(conflict .+\)\.txt$/) })]);
+    expect(await remoteRead(Bucket, 'k.txt')).toBe('local v2');
+    expect(await remoteRead(Bucket, round!.conflicts[0]!.keptAt!)).toBe('remote v2');
+    expect(await d.read('k.txt')).toBe('local v2');
+  });
+
+  it('pull only: remote changes come in, local ones stay local (pending); both changed, the remote takes the key and the local is kept beside it', async () => {
+    const Bucket = await remoteBucket();
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'k.txt', Body: 'v1' }));
+    const d = await device('idb', Bucket, { mode: 'pull' });
+    await d.replicas.syncNow();
+    expect(await d.read('k.txt')).toBe('v1');
+    await d.put('mine.txt', 'local only');
+    await d.put('k.txt', 'local v2');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'k.txt', Body: 'remote v2' }));
+    const [round] = await d.replicas.syncNow();
+    expect(round!.pushed).toEqual([]);
+    expect(await remoteRead(Bucket, 'mine.txt')).toBeNull();
+    expect(await d.read('k.txt')).toBe('remote v2');
+    expect(await d.read(round!.conflicts[0]!.keptAt!)).toBe('local v2');
+    expect((await d.replicas.status())[0]!.pending).toBe(2);
+  });
+
+  it('remote-wins, local-wins, and a function of both decide a conflict as they say', async () => {
+    for (const [policy, expected] of [['remote-wins', 'remote edit'], ['local-wins', 'local edit']] as const) {
+      const Bucket = await remoteBucket();
+      const d = await device('idb', Bucket, { policy });
+      await d.put('k.txt', 'v1');
+      await d.replicas.syncNow();
+      await d.put('k.txt', 'local edit');
+      await sdk.send(new PutObjectCommand({ Bucket, Key: 'k.txt', Body: 'remote edit' }));
+      const [round] = await d.replicas.syncNow();
+      expect(round!.conflicts, policy).toEqual([expect.objectContaining({ key: 'k.txt', winner: policy === 'remote-wins' ? 'remote' : 'local' })]);
+      expect(round!.conflicts[0]!.keptAt).toBeUndefined();
+      expect([await d.read('k.txt'), await remoteRead(Bucket, 'k.txt')], policy).toEqual([expected, expected]);
+      expect(await d.keys()).toEqual(['k.txt']);
+    }
+    const Bucket = await remoteBucket();
+    const seen: unknown[] = [];
+    const d = await device('idb', Bucket, {
+      policy: (c) => {
+        seen.push([c.key, c.local, c.remote, c.localObject?.size, c.remoteEntry?.size]);
+        return c.key.endsWith('.log') ? 'local' : 'both';
+      },
+    });
+    await d.put('a.log', 'v1');
+    await d.put('b.txt', 'v1');
+    await d.replicas.syncNow();
+    await d.put('a.log', 'local line');
+    await d.put('b.txt', 'local text');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'a.log', Body: 'remote line!' }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'b.txt', Body: 'remote text!' }));
+    await d.replicas.syncNow();
+    expect(seen).toEqual([['a.log', 'changed', 'changed', 10, 12], ['b.txt', 'changed', 'changed', 10, 12]]);
+    expect(await remoteRead(Bucket, 'a.log')).toBe('local line');
+    expect(await d.read('b.txt')).toBe('remote text!');
+    expect((await d.keys()).length).toBe(3);
+  });
+});
+
 describe('two devices on one remote bucket', () => {
   it('a photo stored on one appears on the other; the same key edited on both ends with both versions on both, one conflict on each', async () => {
     const Bucket = await remoteBucket();
