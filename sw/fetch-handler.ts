@@ -243,6 +243,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         case 'dismiss':
           await r.dismissConflict(String(q.bucket), String(q.id));
           return answer({ ok: true });
+        case 'pending':
+          return answer(await r.pending(String(q.bucket)));
         default:
           return answer({ error: `Unknown op "${q.op}".` }, 400);
       }

@@ -40,6 +40,8 @@ export interface ServiceReplicas {
   conflicts(bucket: string): Promise<ConflictRecord[]>;
   /** Forgets a conflict the app has dealt with; both versions stay where they are. */
   dismissConflict(bucket: string, id: string): Promise<void>;
+  /** The keys of `bucket` changed here and not yet pushed. */
+  pending(bucket: string): Promise<string[]>;
   /** Status changes, progress and conflicts, as the worker announces them; returns a function that stops listening. */
   on(listener: (event: ReplicaEvent) => void): () => void;
 }
@@ -102,6 +104,7 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
     resume: async (bucket) => void (await ask({ op: 'resume', bucket })),
     conflicts: (bucket) => ask({ op: 'conflicts', bucket }),
     dismissConflict: async (bucket, id) => void (await ask({ op: 'dismiss', bucket, id })),
+    pending: (bucket) => ask({ op: 'pending', bucket }),
     on(listener) {
       const channel = new BroadcastChannel(instanceNames(name).replicaChannel);
       channel.onmessage = (e: MessageEvent<ReplicaEvent>) => listener(e.data);

@@ -30,6 +30,7 @@ export type Route =
   | { view: 'accounts' }
   | { view: 'log' }
   | { view: 'playground' }
+  | { view: 'sync' }
   | { view: 'settings' };
 
 /** `#/b/{bucket}/{prefix…}`, `#/log`, … — shareable, and the back button works. */
@@ -41,7 +42,7 @@ export function parseRoute(hash: string): Route {
       const bucket = decodeURIComponent(rest[0] ?? '');
       return bucket ? { view: 'objects', bucket, prefix: decodeURIComponent(rest.slice(1).join('/')) } : { view: 'buckets' };
     }
-    case 'uploads': case 'accounts': case 'log': case 'playground': case 'settings':
+    case 'uploads': case 'accounts': case 'log': case 'playground': case 'sync': case 'settings':
       return { view: head };
     default:
       return { view: 'buckets' };

@@ -41,6 +41,8 @@ export type ReplicaState = 'idle' | 'syncing' | 'offline' | 'paused' | 'stopped'
 /** How one replica stands: `status()` answers one per replica. */
 export interface ReplicaStatus {
   bucket: string;
+  /** Where its remote is (no credentials). */
+  remote: { endpoint: string; bucket: string; prefix?: string };
   /** idle; syncing (a round runs); offline (the remote cannot be reached: retrying); paused; stopped (see `error`). */
   state: ReplicaState;
   mode: Mode;
@@ -106,6 +108,8 @@ export interface Replicas {
   resume(bucket?: string): Promise<void>;
   conflicts(bucket: string): Promise<ConflictRecord[]>;
   dismissConflict(bucket: string, id: string): Promise<void>;
+  /** The keys of `bucket` changed locally and not yet pushed. */
+  pending(bucket: string): Promise<string[]>;
   /** A local write to `bucket`: a round soon. */
   nudge(bucket: string): void;
   on(listener: (e: ReplicaEvent) => void): () => void;
@@ -179,8 +183,10 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     const conflicts = ref ? await store.replica.conflicts(ref) : 'noSuchBucket';
     const l = liveOf(k.bucket);
     const state: ReplicaState = k.paused ? 'paused' : k.stopped ? 'stopped' : l.state;
+    const r = k.config.remote;
     return {
       bucket: k.bucket, state, mode: k.config.mode ?? 'two-way',
+      remote: { endpoint: r.endpoint, bucket: r.bucket, ...(r.prefix ? { prefix: r.prefix } : {}) },
       pending: view === 'noSuchBucket' ? 0 : view.outbox.size,
       conflicts: conflicts === 'noSuchBucket' ? 0 : conflicts.length,
       ...(k.lastSync !== undefined ? { lastSync: k.lastSync } : {}),
@@ -369,8 +375,15 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       await store.replica.dismissConflict(await refOf(bucket), id);
       await announce(bucket);
     },
+    async pending(bucket) {
+      const view = await store.replica.view(await refOf(bucket));
+      return view === 'noSuchBucket' ? [] : [...view.outbox.keys()];
+    },
     nudge(bucket) {
-      if (live.has(bucket) && !live.get(bucket)!.running) schedule(bucket, 500);
+      if (!live.has(bucket)) return;
+      // Its outbox changed: pages see the pending count as it is.
+      void announce(bucket).catch(() => {});
+      if (!live.get(bucket)!.running) schedule(bucket, 500);
     },
     on(listener) {
       listeners.add(listener);

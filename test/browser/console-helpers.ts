@@ -73,7 +73,7 @@ export function withClient<A, R>(page: Page, fn: (client: Client, arg: A) => Pro
 }
 
 /** Follows a link of the main navigation, as a user does. */
-export async function nav(page: Page, label: 'Buckets' | 'Uploads' | 'Accounts' | 'Request log' | 'Playground' | 'Settings'): Promise<void> {
+export async function nav(page: Page, label: 'Buckets' | 'Uploads' | 'Accounts' | 'Request log' | 'Playground' | 'Sync' | 'Settings'): Promise<void> {
   const link = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: label, exact: true });
   await link.click();
   await page.waitForFunction((label) => [...document.querySelectorAll('nav[aria-label=Views] a')]
