@@ -207,7 +207,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   /** A page's question about the replicas (POST REPLICAS_PATH, JSON `{ op, … }`): JSON answers, `{ error }` with a 4xx for a refusal. */
   async function replicaControl(req: Request): Promise<Response> {
     const answer = (body: unknown, status = 200) => Response.json(body ?? null, { status, headers: { 'cache-control': 'no-store' } });
-    let q: { op?: string; bucket?: string; config?: ReplicaConfig; credentials?: Credentials; id?: string; allowDeletes?: boolean };
+    let q: { op?: string; bucket?: string; config?: ReplicaConfig; credentials?: Credentials; id?: string; allowDeletes?: boolean; origin?: string };
     try {
       q = await req.json();
     } catch {
@@ -245,6 +245,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
           return answer({ ok: true });
         case 'pending':
           return answer(await r.pending(String(q.bucket)));
+        case 'check':
+          return answer(await r.check(String(q.bucket), q.origin));
         default:
           return answer({ error: `Unknown op "${q.op}".` }, 400);
       }

@@ -10,5 +10,5 @@ export { deleteAllData, DeleteDataError } from './data.ts';
 export type { DeleteAllDataOptions } from './data.ts';
 export { ReplicaError } from './replicas.ts';
 export type {
-  ServiceReplicas, PageReplicaConfig, ReplicaStatus, ReplicaEvent, Credentials, ConflictRecord, RoundResult,
+  ServiceReplicas, PageReplicaConfig, ReplicaStatus, ReplicaEvent, Credentials, ConflictRecord, RoundResult, CheckResult,
 } from './replicas.ts';

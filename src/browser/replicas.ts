@@ -8,8 +8,9 @@ import { REPLICAS_PATH, instanceNames } from '../../protocol/instance.ts';
 import type { ConflictRecord } from '../../sw/store/types.ts';
 import type { Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus } from '../../sw/replica/replicas.ts';
 import type { RoundResult } from '../../sw/replica/sync.ts';
+import type { CheckResult } from '../../sw/replica/check.ts';
 
-export type { ConflictRecord, Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus, RoundResult };
+export type { CheckResult, ConflictRecord, Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus, RoundResult };
 
 /** A replica's configuration in a page: as ReplicaConfig, with a named policy (a policy function runs only where the sync runs: Node). */
 export type PageReplicaConfig = Omit<ReplicaConfig, 'policy'> & { policy?: 'keep-both' | 'remote-wins' | 'local-wins' };
@@ -42,6 +43,11 @@ export interface ServiceReplicas {
   dismissConflict(bucket: string, id: string): Promise<void>;
   /** The keys of `bucket` changed here and not yet pushed. */
   pending(bucket: string): Promise<string[]>;
+  /**
+   * What `bucket`'s remote lacks for the sync to work from this page: reachable with its
+   * credentials, conditional writes honoured, ETags shown, the CORS rules this origin needs.
+   */
+  check(bucket: string): Promise<CheckResult>;
   /** Status changes, progress and conflicts, as the worker announces them; returns a function that stops listening. */
   on(listener: (event: ReplicaEvent) => void): () => void;
 }
@@ -105,6 +111,7 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
     conflicts: (bucket) => ask({ op: 'conflicts', bucket }),
     dismissConflict: async (bucket, id) => void (await ask({ op: 'dismiss', bucket, id })),
     pending: (bucket) => ask({ op: 'pending', bucket }),
+    check: (bucket) => ask({ op: 'check', bucket, origin: location.origin }),
     on(listener) {
       const channel = new BroadcastChannel(instanceNames(name).replicaChannel);
       channel.onmessage = (e: MessageEvent<ReplicaEvent>) => listener(e.data);

@@ -60,6 +60,8 @@ export interface Remote {
   /** Every object under the prefix, by key (the replica's keys: prefix taken off), all pages. */
   list(): Promise<RemoteEntry[]>;
   head(key: string): Promise<RemoteEntry | undefined>;
+  /** One small signed request that lists (nothing of) the bucket: throws what stands in the way of any request. */
+  ping(): Promise<void>;
   /** The object's bytes and response metadata; undefined when the key holds nothing. */
   get(key: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Blob } | undefined>;
   /**
@@ -72,6 +74,8 @@ export interface Remote {
   copy(key: string, from: string, etag: string): Promise<{ etag: string } | 'preconditionFailed'>;
   /** Deletes the key's object; with `ifMatch`, only that one (where the remote honours it). */
   remove(key: string, condition?: { ifMatch?: string }): Promise<'ok' | 'preconditionFailed'>;
+  /** The remote bucket's CORS rules; undefined when it has none. */
+  cors(): Promise<{ allowedOrigins: string[]; allowedMethods: string[]; allowedHeaders: string[]; exposeHeaders: string[] }[] | undefined>;
   createUpload(key: string, headers: ObjectHeaders): Promise<string>;
   uploadPart(key: string, uploadId: string, partNumber: number, body: Blob): Promise<string>;
   /** The parts the remote holds of an upload; undefined when the upload is gone (completed, aborted, expired). */
@@ -82,9 +86,10 @@ export interface Remote {
 
 export type Condition = { ifNoneMatch?: boolean; ifMatch?: string; quoteIfMatch?: boolean };
 
+const REPEATED = new Set(['Contents', 'Part', 'CORSRule', 'AllowedOrigin', 'AllowedMethod', 'AllowedHeader', 'ExposeHeader']);
 const xml = new XMLParser({
   ignoreAttributes: true, removeNSPrefix: true, parseTagValue: false, processEntities: true, htmlEntities: false, trimValues: true,
-  isArray: (name) => name === 'Contents' || name === 'Part',
+  isArray: (name) => REPEATED.has(name),
 });
 
 const unquote = (etag: string | null | undefined): string => (etag ?? '').trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1');
@@ -118,6 +123,18 @@ function entryFromHeaders(key: string, h: Headers): RemoteEntry {
 
 const isRetryable = (status: number) => status === 0 || status === 429 || status >= 500;
 
+/**
+ * The ETag an answer carries, unquoted. A page sees only the headers the remote's CORS exposes:
+ * without ETag a sync could not tell what the remote stored, so that stops it, saying what to add.
+ */
+function etagOf(res: Response, what: string): string {
+  const etag = unquote(res.headers.get('etag'));
+  if (etag === '') {
+    throw new RemoteError(`${what}: the answer shows no ETag. From a page, the remote bucket's CORS configuration must expose it (ExposeHeader ETag, and x-amz-version-id).`, res.status, 'ETagNotExposed', false);
+  }
+  return etag;
+}
+
 export function createRemote(where: RemoteBucket, credentials: () => Promise<Credentials>): Remote {
   const prefix = where.prefix ?? '';
   const base = new URL(where.endpoint.endsWith('/') ? where.endpoint : `${where.endpoint}/`);
@@ -148,7 +165,8 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     }
     if (res.ok || o.accept?.includes(res.status)) return res;
     const text = method === 'HEAD' ? '' : await res.text().catch(() => '');
-    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? (res.status === 404 ? 'NotFound' : `HTTP${res.status}`);
+    // A HEAD's error has no body, so no code: S3's meaning of its status stands in.
+    const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? ({ 400: 'BadRequest', 403: 'AccessDenied', 404: 'NotFound' } as Record<number, string>)[res.status] ?? `HTTP${res.status}`;
     const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? res.statusText;
     const hint = res.status === 301 || res.status === 307 ? ' The bucket is in another region: give the replica that region, or its regional endpoint.'
       : res.status === 403 ? ' Check the replica\'s credentials and that they may read and write this bucket.'
@@ -188,9 +206,15 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       } while (token);
       return out;
     },
+    async ping() {
+      const q = new URLSearchParams({ 'list-type': '2', 'max-keys': '1', prefix: `${prefix}.swbucket/` });
+      await (await send('GET', urlOf(null, q.toString()), { what: `Listing ${where.bucket}` })).body?.cancel();
+    },
     async head(key) {
       const res = await send('HEAD', urlOf(key), { accept: [404], what: `HEAD ${key}` });
-      return res.status === 404 ? undefined : entryFromHeaders(key, res.headers);
+      if (res.status === 404) return undefined;
+      etagOf(res, `HEAD ${key}`);
+      return entryFromHeaders(key, res.headers);
     },
     async get(key) {
       const res = await send('GET', urlOf(key), { accept: [404], what: `GET ${key}` });
@@ -205,7 +229,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       const res = await send('PUT', urlOf(key), { headers: { ...metaHeaders(headers), ...conditionHeaders(condition) }, body, accept: [412], what: `PUT ${key}` });
       if (res.status === 412) return 'preconditionFailed';
       const versionId = res.headers.get('x-amz-version-id');
-      return { etag: unquote(res.headers.get('etag')), ...(versionId && versionId !== 'null' ? { versionId } : {}) };
+      return { etag: etagOf(res, `PUT ${key}`), ...(versionId && versionId !== 'null' ? { versionId } : {}) };
     },
     async copy(key, from, etag) {
       const source = `/${where.bucket}/${uriEncode(prefix + from, true)}`;
@@ -221,6 +245,14 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       const res = await send('DELETE', urlOf(key), { headers: conditionHeaders(condition), accept: [404, 412], what: `DELETE ${key}` });
       return res.status === 412 ? 'preconditionFailed' : 'ok';
     },
+    async cors() {
+      const res = await send('GET', urlOf(null, 'cors'), { accept: [404], what: `Reading the CORS configuration of ${where.bucket}` });
+      if (res.status === 404) return undefined;
+      const doc = xml.parse(await res.text()) as { CORSConfiguration?: { CORSRule?: Record<string, string[] | undefined>[] } };
+      return (doc.CORSConfiguration?.CORSRule ?? []).map((r) => ({
+        allowedOrigins: r.AllowedOrigin ?? [], allowedMethods: r.AllowedMethod ?? [], allowedHeaders: r.AllowedHeader ?? [], exposeHeaders: r.ExposeHeader ?? [],
+      }));
+    },
     async createUpload(key, headers) {
       const res = await send('POST', urlOf(key, 'uploads'), { headers: metaHeaders(headers), body: new Uint8Array(0), what: `Starting an upload of ${key}` });
       const id = (xml.parse(await res.text()) as { InitiateMultipartUploadResult?: { UploadId?: string } }).InitiateMultipartUploadResult?.UploadId;
@@ -230,7 +262,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     async uploadPart(key, uploadId, partNumber, body) {
       const q = new URLSearchParams({ partNumber: String(partNumber), uploadId });
       const res = await send('PUT', urlOf(key, q.toString()), { body, what: `Part ${partNumber} of ${key}` });
-      return unquote(res.headers.get('etag'));
+      return etagOf(res, `Part ${partNumber} of ${key}`);
     },
     async listParts(key, uploadId) {
       const res = await send('GET', urlOf(key, new URLSearchParams({ uploadId }).toString()), { accept: [404], what: `Listing the parts of ${key}` });

@@ -8,6 +8,7 @@ import type { BucketRef, ConflictRecord, Store } from '../store/types.ts';
 import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
+import { checkRemote, type CheckResult } from './check.ts';
 import { probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
 
 export type { Credentials, Guarantees, Mode, Policy, RemoteBucket };
@@ -110,6 +111,11 @@ export interface Replicas {
   dismissConflict(bucket: string, id: string): Promise<void>;
   /** The keys of `bucket` changed locally and not yet pushed. */
   pending(bucket: string): Promise<string[]>;
+  /**
+   * What the replica's remote lacks for a sync to work: reachable with its credentials, conditional
+   * writes honoured, ETags shown, and for a page's `origin` the CORS rules a sync needs.
+   */
+  check(bucket: string, origin?: string): Promise<CheckResult>;
   /** A local write to `bucket`: a round soon. */
   nudge(bucket: string): void;
   on(listener: (e: ReplicaEvent) => void): () => void;
@@ -378,6 +384,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     async pending(bucket) {
       const view = await store.replica.view(await refOf(bucket));
       return view === 'noSuchBucket' ? [] : [...view.outbox.keys()];
+    },
+    async check(bucket, origin) {
+      const k = await kept(bucket);
+      if (!k) throw new Error(`${bucket} has no replica.`);
+      return checkRemote(createRemote(k.config.remote, () => credentials(k)), k.device, origin);
     },
     nudge(bucket) {
       if (!live.has(bucket)) return;

@@ -5,7 +5,7 @@
 // offline; the page is reloaded with changes pending; a second profile of the engine is a second
 // device of the same user.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutBucketCorsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { launchEngine, type EnginePage } from './support/engines.ts';
 import { openServicePage } from './support/page.ts';
 import { useServicePage } from './support/fixture.ts';
@@ -147,6 +147,24 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     expect(await syncNow(service.page)).toMatchObject({ pushed: ['offline-1.txt', 'offline-2.txt'] });
     expect(await remoteKeys(Bucket)).toEqual(['offline-1.txt', 'offline-2.txt']);
     await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ pending: 0, state: 'idle' });
+  });
+
+  it('check() says what the remote bucket\'s CORS lacks for this page, and a remote that hides the ETag stops the sync saying so', async () => {
+    const Bucket = await remoteBucket();
+    const bucket = `guarded-${n}`;
+    // Rules for this page's origin, without the headers a sync needs (swbucket serve enforces them, as S3 does).
+    await sdk.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: [service.baseURL], AllowedMethods: ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'], AllowedHeaders: ['*'] }] } }));
+    await bind(service.page, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+    const found = await service.page.evaluate(async (b: string) => (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.check(b), bucket);
+    expect(found.ok).toBe(false);
+    expect(found.problems.join('\n')).toMatch(/shows no ETag|does not expose ETag/);
+    await put(service.page, bucket, 'x.txt', 'x');
+    expect(await syncNow(service.page)).toMatchObject({ error: expect.stringMatching(/ExposeHeader ETag/) });
+    await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ state: 'stopped', error: expect.stringMatching(/ExposeHeader ETag/) });
+    // Once the remote exposes what a sync reads, it goes.
+    await sdk.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: [service.baseURL], AllowedMethods: ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag', 'x-amz-version-id'] }] } }));
+    expect(await service.page.evaluate(async (b: string) => (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.check(b), bucket)).toMatchObject({ ok: true });
+    expect(await syncNow(service.page)).toMatchObject({ pushed: ['x.txt'] });
   });
 
   it('two profiles are two devices: a photo stored in one appears in the other', { timeout: 90_000 }, async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutBucketCorsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createHandler } from '../../sw/core/handler.ts';
 import { createReplicas, type ReplicaConfig, type Replicas } from '../../sw/replica/replicas.ts';
 import { SyncStopped } from '../../sw/replica/sync.ts';
@@ -232,6 +232,27 @@ describe('modes and policies', () => {
     expect(await remoteRead(Bucket, 'a.log')).toBe('local line');
     expect(await d.read('b.txt')).toBe('remote text!');
     expect((await d.keys()).length).toBe(3);
+  });
+});
+
+describe('check()', () => {
+  it('says what the remote lacks: its CORS rules for a page\'s origin, wrong credentials, no answer; nothing when all is there', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device('idb', Bucket);
+    expect(await d.replicas.check('photos', 'https://app.example')).toMatchObject({ ok: true, problems: [], guarantees: { ifNoneMatch: true, ifMatch: 'quoted' } });
+    await sdk.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['authorization', 'x-amz-*'] }] } }));
+    const lacking = await d.replicas.check('photos', 'https://app.example');
+    expect(lacking.ok).toBe(false);
+    expect(lacking.problems.join('\n')).toMatch(/does not allow the methods POST, DELETE, HEAD/);
+    expect(lacking.problems.join('\n')).toMatch(/does not allow the request headers content-type, if-match, if-none-match/);
+    expect(lacking.problems.join('\n')).toMatch(/does not expose ETag, x-amz-version-id/);
+    expect((await d.replicas.check('photos', 'https://other.example')).problems).toEqual(['The remote bucket\'s CORS configuration allows no rule for https://other.example: add one with AllowedOrigin https://other.example.']);
+    // Node has no origin: the rules are no concern there.
+    expect((await d.replicas.check('photos')).ok).toBe(true);
+    const wrong = await device('idb', Bucket, { remote: { endpoint: remote.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'not-the-secret' } } });
+    expect((await wrong.replicas.check('photos')).problems).toEqual([expect.stringMatching(/403 SignatureDoesNotMatch.*Check the replica's credentials/)]);
+    const gone = await device('idb', Bucket, { remote: { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: ROOT } });
+    expect((await gone.replicas.check('photos', 'https://app.example')).problems).toEqual([expect.stringMatching(/^No answer from .* its CORS configuration must also allow https:\/\/app.example/)]);
   });
 });
 
