@@ -11,7 +11,7 @@ import { createHandler } from '../../sw/core/handler.ts';
 import { createReplicas, type ReplicaConfig, type Replicas } from '../../sw/replica/replicas.ts';
 import { SyncStopped } from '../../sw/replica/sync.ts';
 import { openTestStore, STORE_KINDS, SOUND, contents, integrity, tempDir, type StoreKind } from '../support/stores.ts';
-import { encodeS3Key, s3 } from '../support/s3-sign.ts';
+import { encodeS3Key, s3, signedHeaders } from '../support/s3-sign.ts';
 import { serve, type Served } from '../support/serve.ts';
 import type { Store } from '../../sw/store/types.ts';
 
@@ -232,6 +232,30 @@ describe('modes and policies', () => {
     expect(await remoteRead(Bucket, 'a.log')).toBe('local line');
     expect(await d.read('b.txt')).toBe('remote text!');
     expect((await d.keys()).length).toBe(3);
+  });
+});
+
+describe('large bodies', () => {
+  it('pushes a body over multipartBytes by multipart upload, byte for byte, and pulls it back on another device', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device('lmdb', Bucket, { multipartBytes: 6 * 1024 * 1024 });
+    const big = new Uint8Array(11 * 1024 * 1024 + 123).map((_, i) => (i * 7 + (i >> 13)) % 251);
+    const res = await d.handle(await s3('PUT', 'http://photos.s3.localhost/video.bin', big));
+    expect(res.status).toBe(200);
+    await d.replicas.syncNow();
+    const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: 'video.bin' }));
+    expect([head.ContentLength, head.ETag]).toEqual([big.length, expect.stringMatching(/^"[0-9a-f]{32}-2"$/)]); // parts of 6 MiB
+    const back = await (await sdk.send(new GetObjectCommand({ Bucket, Key: 'video.bin' }))).Body!.transformToByteArray();
+    expect(md5(back)).toBe(md5(big));
+    const other = await device('idb-pieces', Bucket);
+    const [round] = await other.replicas.syncNow();
+    expect(round!.pulled).toEqual(['video.bin']);
+    const local = await other.handle(await s3('GET', 'http://photos.s3.localhost/video.bin'));
+    expect(md5(new Uint8Array(await local.arrayBuffer()))).toBe(md5(big));
+    // Nothing left behind on the remote: no upload in progress.
+    const uploads = await fetch(`${remote.url}/${Bucket}?uploads`, { headers: await signedHeaders('GET', `${remote.url}/${Bucket}?uploads`, undefined) });
+    expect(await uploads.text()).not.toContain('<Upload>');
+    await sound(other.store);
   });
 });
 
