@@ -275,6 +275,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       const r = await roundOf(k, allowDeletes);
       for (const name of ['pushed', 'pulled', 'deletedRemote', 'deletedLocal', 'conflicts'] as const) (total[name] as unknown[]).push(...r[name]);
       total.deferred = r.deferred;
+      if (r.skipped) total.skipped = r.skipped;
       if (r.deferred.length === 0 && !r.conflicts.some((c) => c.keptAt !== undefined && !c.foundElsewhere)) break;
     }
     return total;

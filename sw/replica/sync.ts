@@ -89,7 +89,12 @@ export interface RoundResult {
   conflicts: ConflictRecord[];
   /** Keys left for the next round: they changed while this one worked, or a condition failed. */
   deferred: string[];
+  /** Keys no round can sync: a `.` or `..` path segment, which a URL would resolve away. */
+  skipped?: string[];
 }
+
+/** A key whose path a URL would change (`a/../b` is `b` to fetch): it cannot be named on the remote. */
+export const unsyncable = (key: string): boolean => key.split('/').some((s) => s === '.' || s === '..');
 
 /** Why a round stopped before it changed anything: a decision only the app can make. */
 export class SyncStopped extends Error {
@@ -131,7 +136,7 @@ function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, Sy
   const keys = new Set([...listed.keys(), ...view.objects.keys(), ...view.synced.keys(), ...view.outbox.keys()]);
   const actions: Action[] = [];
   for (const key of [...keys].sort()) {
-    if (key.startsWith(RESERVED)) continue;
+    if (key.startsWith(RESERVED) || unsyncable(key)) continue;
     const R = listed.get(key);
     const S = view.synced.get(key);
     const L = view.objects.get(key);
@@ -216,6 +221,8 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const view = await store.replica.view(bucket);
   if (view === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
   const actions = plan(view, listed, o.mode);
+  const skipped = [...new Set([...view.objects.keys(), ...view.outbox.keys()])].filter(unsyncable);
+  if (skipped.length > 0) result.skipped = skipped;
 
   // Safety rail: a round that would delete a large share of what either side had at the last sync
   // stops before anything changes, and asks.

@@ -259,6 +259,19 @@ describe('large bodies', () => {
   });
 });
 
+describe('keys a URL cannot name', () => {
+  it('a key with a ".." segment (a form can store one) is left out of every round and named in its result', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device('idb', Bucket);
+    const ref = (await d.store.getBucket('photos'))!;
+    await d.store.putObject(ref, { key: 'a/../b.txt', size: 1, etag: md5('x'), lastModified: Date.now(), contentType: 'text/plain', headers: {}, meta: [] }, te.encode('x'));
+    await d.put('b.txt', 'the real b');
+    const [round] = await d.replicas.syncNow();
+    expect([round!.pushed, round!.skipped]).toEqual([['b.txt'], ['a/../b.txt']]);
+    expect(await remoteRead(Bucket, 'b.txt')).toBe('the real b');
+  });
+});
+
 describe('check()', () => {
   it('says what the remote lacks: its CORS rules for a page\'s origin, wrong credentials, no answer; nothing when all is there', async () => {
     const Bucket = await remoteBucket();
