@@ -71,7 +71,34 @@ export interface UploadState {
   /** The outbox change it pushes. */
   change: string | null;
   localEtag: string;
+  size: number;
+  /** How many parts the body is cut into. */
+  total: number;
   parts: { partNumber: number; etag: string }[];
+}
+
+/** S3's ETag of a completed multipart upload: the MD5 of the parts' binary MD5s, then `-{count}`. */
+async function multipartEtag(parts: { etag: string }[]): Promise<string> {
+  const bytes = new Uint8Array(parts.length * 16);
+  parts.forEach((p, i) => {
+    for (let j = 0; j < 16; j++) bytes[i * 16 + j] = parseInt(p.etag.slice(2 * j, 2 * j + 2), 16);
+  });
+  return `${await md5OfBlob(new Blob([bytes]))}-${parts.length}`;
+}
+
+/**
+ * A multipart push whose Complete landed but whose answer never came (a cut, a kill): the remote
+ * lists the key with the ETag the journaled parts make. It is recorded as pushed, and its journal
+ * entry goes; without this the next round would take the push for another device's write.
+ */
+async function settleCompleted(o: RoundOptions, listed: Map<string, RemoteEntry>): Promise<void> {
+  for (const key of o.uploads.keys()) {
+    const state = o.uploads.get(key)!;
+    const there = listed.get(key);
+    if (!there || state.parts.length !== state.total || there.etag !== (await multipartEtag(state.parts))) continue;
+    const sync = { remoteEtag: there.etag, localEtag: state.localEtag, size: state.size, syncedAt: o.now() };
+    if ((await o.store.replica.pushed(o.bucket, key, state.change, sync)) === 'ok') await o.uploads.set(key, undefined);
+  }
 }
 
 export interface UploadJournal {
@@ -218,6 +245,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const { store, bucket, remote } = o;
   const result: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
   const listed = new Map((await remote.list()).map((e) => [e.key, e]));
+  await settleCompleted(o, listed);
   const view = await store.replica.view(bucket);
   if (view === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
   const actions = plan(view, listed, o.mode);
@@ -424,16 +452,24 @@ async function pushMultipart(
       state = { ...state, parts: state.parts.filter((p) => sent.get(p.partNumber) === p.etag) };
     }
   }
+  const count = Math.ceil(body.size / o.partBytes);
   if (!state) {
-    state = { uploadId: await o.remote.createUpload(key, headers), change: seen.change, localEtag: object.etag, parts: [] };
+    state = { uploadId: await o.remote.createUpload(key, headers), change: seen.change, localEtag: object.etag, size: body.size, total: count, parts: [] };
     await o.uploads.set(key, state);
   }
-  const count = Math.ceil(body.size / o.partBytes);
   for (let n = 1; n <= count; n++) {
     if (state.parts.some((p) => p.partNumber === n)) continue;
     const etag = await o.remote.uploadPart(key, state.uploadId, n, body.slice((n - 1) * o.partBytes, n * o.partBytes));
     state = { ...state, parts: [...state.parts, { partNumber: n, etag }].sort((a, b) => a.partNumber - b.partNumber) };
     await o.uploads.set(key, state);
+  }
+  // Where the remote ignores conditions on Complete (Ceph's RGW 16), a HEAD just before stands in for them.
+  const now = await o.remote.head(key);
+  const holds = condition.ifNoneMatch ? now === undefined : condition.ifMatch === undefined || now?.etag === condition.ifMatch;
+  if (!holds) {
+    await o.remote.abortUpload(key, state.uploadId).catch(() => {});
+    await o.uploads.set(key, undefined);
+    return 'preconditionFailed';
   }
   const done = await o.remote.completeUpload(key, state.uploadId, state.parts, condition);
   await o.uploads.set(key, undefined);
