@@ -5,69 +5,13 @@
 // the SDK; a remote down then up; latency; a GET cut mid-body; an answer lost after the write
 // happened; a request never answered.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
-import { startRgw, type Rgw } from '../support/rgw.ts';
+import { REMOTES, type Remote } from '../support/remotes.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
-import { freePort } from '../support/ports.ts';
 
-const ROOT_DIR = new URL('../../', import.meta.url).pathname;
 const KiB = 1024;
 const MiB = 1024 * KiB;
-
-interface Remote {
-  endpoint: string;
-  credentials: { accessKeyId: string; secretAccessKey: string };
-  /** What to show when a test fails: the remote's log. */
-  log(): string;
-  stop(): Promise<void>;
-}
-
-async function rgwRemote(): Promise<Remote> {
-  const rgw: Rgw = await startRgw();
-  return {
-    endpoint: rgw.endpoint,
-    credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
-    log: () => rgw.logTail('client.rgw.log', 20),
-    stop: () => rgw.stop(),
-  };
-}
-
-/** `swbucket serve --dialect s3` in its own process, once its banner says it listens. */
-async function serveRemote(): Promise<Remote> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'node/cli.ts', 'serve', '--port', String(port), '--dialect', 's3'], {
-    cwd: ROOT_DIR,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const keep = (d: Buffer) => (out = (out + d.toString()).slice(-8000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const until = Date.now() + 20_000;
-  while (!out.includes('listening on')) {
-    if (child.exitCode !== null) throw new Error(`swbucket serve exited with ${child.exitCode}:\n${out}`);
-    if (Date.now() > until) {
-      child.kill('SIGKILL');
-      throw new Error(`swbucket serve did not say it listens in 20 s:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' },
-    log: () => out.slice(-2000),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
-    },
-  };
-}
 
 /** A network failure as the SDK reports one: no HTTP status, an error code of the socket's. */
 function expectNetworkFailure(e: unknown, codes = /ECONNRESET|ECONNREFUSED|EPIPE|socket hang up|aborted/i): void {
@@ -86,12 +30,7 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
   throw new Error('expected the call to fail, and it succeeded');
 }
 
-const remotes: [string, () => Promise<Remote>, number][] = [
-  ['Ceph RADOS Gateway (radosgw 16)', rgwRemote, 100_000],
-  ['swbucket serve --dialect s3 (its own process)', serveRemote, 30_000],
-];
-
-describe.each(remotes)('through the fault proxy to %s', (_name, start, startMs) => {
+describe.each(REMOTES)('through the fault proxy to %s', (_name, start, startMs) => {
   let remote: Remote;
   let proxy: FaultProxy;
   /** The SDK as a replica would use it (3 attempts), and one that does not retry, to see each failure. */
