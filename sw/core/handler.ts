@@ -125,12 +125,17 @@ function sandbox(res: Response): Response {
   return res;
 }
 
+const bodiless = (method: string, status: number) => method === 'HEAD' || status === 204 || status === 304;
+
 /**
  * The headers of docs/protocol.md, "Every response", and no body where HTTP allows none. Also for
  * an adapter's own answers (the worker's 503), so they too carry CORS and a request id.
  */
 export function finish(res: Response, method: string, requestId: string, now: number, dialect: Dialect = DIALECTS.svc): Response {
-  if (res.body !== null && (method === 'HEAD' || res.status === 204 || res.status === 304)) {
+  // `res.body` is read only where a body must go: in WebKit, once a worker has asked for a Blob
+  // answer's body stream, the worker reads the Blob and sends it on chunk by chunk, instead of
+  // handing the Blob itself to the browser.
+  if (bodiless(method, res.status) && res.body !== null) {
     res = new Response(null, { status: res.status, headers: res.headers });
   }
   const h = res.headers;
@@ -288,7 +293,7 @@ export function createHandler(options: HandlerOptions): Handle {
           status: res.status,
           ...(code ? { code } : {}),
           bytesIn: ctx?.bytesIn ?? 0,
-          bytesOut: res.body === null ? 0 : Number(res.headers.get('content-length') ?? 0) || 0,
+          bytesOut: bodiless(req.method, res.status) ? 0 : Number(res.headers.get('content-length') ?? 0) || 0,
           durationMs: now() - started,
           ...(accessKeyId !== undefined ? { accessKeyId } : {}),
           requestHeaders: [...req.headers],
