@@ -135,7 +135,21 @@ function etagOf(res: Response, what: string): string {
   return etag;
 }
 
-export function createRemote(where: RemoteBucket, credentials: () => Promise<Credentials>): Remote {
+/** How a remote is talked to, beside where it is. */
+export interface RemoteOptions {
+  /**
+   * How long a request may go unanswered before it counts as a failure (retried later), in ms;
+   * default 30,000. A request with a body, and an answer's body, get more: one more second for
+   * every 64 KiB, the slowest link a sync is meant to work over.
+   */
+  timeoutMs?: number;
+}
+
+/** The slowest transfer a request is given time for (bytes per second): below it, it counts as stalled. */
+const SLOWEST_BYTES_PER_S = 64 * 1024;
+
+export function createRemote(where: RemoteBucket, credentials: () => Promise<Credentials>, options: RemoteOptions = {}): Remote {
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const prefix = where.prefix ?? '';
   const base = new URL(where.endpoint.endsWith('/') ? where.endpoint : `${where.endpoint}/`);
   const urlOf = (key: string | null, query = ''): URL => {
@@ -147,6 +161,22 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     return u;
   };
 
+  const answers = new WeakMap<Response, { what: string; ended(): void; signal: AbortSignal }>();
+  /** An answer's body, read whole; a cut or a stall on the way is a RemoteError that may pass on a retry. */
+  async function bodyOf(res: Response, as: 'text'): Promise<string>;
+  async function bodyOf(res: Response, as: 'blob'): Promise<Blob>;
+  async function bodyOf(res: Response, as: 'text' | 'blob'): Promise<string | Blob> {
+    const a = answers.get(res);
+    try {
+      return as === 'text' ? await res.text() : await res.blob();
+    } catch (e) {
+      if (a?.signal.reason instanceof RemoteError) throw a.signal.reason;
+      throw new RemoteError(`${a?.what ?? 'A request'}: the answer from ${base.host} broke off (${(e as Error).message || 'network error'}).`, 0, 'NetworkError', true);
+    } finally {
+      a?.ended();
+    }
+  }
+
   /** A signed request; an answer that is not 2xx (or one of `accept`) is a RemoteError. */
   async function send(method: string, url: URL, o: { headers?: Record<string, string>; body?: Blob | Uint8Array; accept?: number[]; what: string }): Promise<Response> {
     const c = await credentials();
@@ -157,14 +187,28 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       method, url, headers, accessKeyId: c.accessKeyId, secret: c.secretAccessKey, region: where.region,
       ...(small ? { body: small } : o.body ? { unsignedPayload: true } : {}),
     });
+    // A remote that never answers, or stalls mid-body, must not hold the round (and its lock) forever.
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (bytes: number) => {
+      clearTimeout(timer);
+      const ms = timeoutMs + (bytes / SLOWEST_BYTES_PER_S) * 1000;
+      timer = setTimeout(() => controller.abort(new RemoteError(`${o.what}: no answer from ${base.host} within ${Math.round(ms / 1000)} s.`, 0, 'Timeout', true)), ms);
+      (timer as { unref?: () => void }).unref?.();
+    };
+    arm(o.body instanceof Uint8Array ? o.body.byteLength : o.body?.size ?? 0);
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, ...(o.body ? { body: o.body as BodyInit } : {}), redirect: 'manual', cache: 'no-store' });
+      res = await fetch(url, { method, headers, ...(o.body ? { body: o.body as BodyInit } : {}), redirect: 'manual', cache: 'no-store', signal: controller.signal });
     } catch (e) {
+      clearTimeout(timer);
+      if (controller.signal.reason instanceof RemoteError) throw controller.signal.reason;
       throw new RemoteError(`${o.what}: no answer from ${base.host} (${(e as Error).message || 'network error'}): offline, the remote down, or (in a browser) its CORS configuration refusing this origin.`, 0, 'NetworkError', true);
     }
+    arm(Number(res.headers.get('content-length') ?? 0) || 0);
+    answers.set(res, { what: o.what, ended: () => clearTimeout(timer), signal: controller.signal });
     if (res.ok || o.accept?.includes(res.status)) return res;
-    const text = method === 'HEAD' ? '' : await res.text().catch(() => '');
+    const text = method === 'HEAD' ? '' : await bodyOf(res, 'text').catch(() => '');
     // A HEAD's error has no body, so no code: S3's meaning of its status stands in.
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? ({ 400: 'BadRequest', 403: 'AccessDenied', 404: 'NotFound' } as Record<number, string>)[res.status] ?? `HTTP${res.status}`;
     const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? res.statusText;
@@ -195,7 +239,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       do {
         const q = new URLSearchParams({ 'list-type': '2', ...(prefix ? { prefix } : {}), ...(token ? { 'continuation-token': token } : {}) });
         const res = await send('GET', urlOf(null, q.toString()), { what: `Listing ${where.bucket}` });
-        const doc = xml.parse(await res.text()) as { ListBucketResult?: { Contents?: Record<string, unknown>[]; IsTruncated?: string; NextContinuationToken?: string } };
+        const doc = xml.parse(await bodyOf(res, 'text')) as { ListBucketResult?: { Contents?: Record<string, unknown>[]; IsTruncated?: string; NextContinuationToken?: string } };
         const page = doc.ListBucketResult;
         if (!page) throw new RemoteError(`Listing ${where.bucket}: the answer is not a ListBucketResult.`, 200, 'MalformedAnswer', false);
         for (const c of page.Contents ?? []) {
@@ -222,7 +266,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         await res.body?.cancel().catch(() => {});
         return undefined;
       }
-      const body = await res.blob();
+      const body = await bodyOf(res, 'blob');
       return { entry: { ...entryFromHeaders(key, res.headers), size: body.size }, headers: headersOf(res.headers), body };
     },
     async put(key, body, headers, condition) {
@@ -237,7 +281,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         headers: { 'x-amz-copy-source': source, 'x-amz-copy-source-if-match': `"${etag}"` }, body: new Uint8Array(0), accept: [412], what: `Copying ${from} to ${key}`,
       });
       if (res.status === 412) return 'preconditionFailed';
-      const text = await res.text();
+      const text = await bodyOf(res, 'text');
       if (/<Error>/.test(text)) throw new RemoteError(`Copying ${from} to ${key}: ${/<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'InternalError'}.`, 200, 'InternalError', true);
       return { etag: unquote((xml.parse(text) as { CopyObjectResult?: { ETag?: string } }).CopyObjectResult?.ETag) };
     },
@@ -248,14 +292,14 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     async cors() {
       const res = await send('GET', urlOf(null, 'cors'), { accept: [404], what: `Reading the CORS configuration of ${where.bucket}` });
       if (res.status === 404) return undefined;
-      const doc = xml.parse(await res.text()) as { CORSConfiguration?: { CORSRule?: Record<string, string[] | undefined>[] } };
+      const doc = xml.parse(await bodyOf(res, 'text')) as { CORSConfiguration?: { CORSRule?: Record<string, string[] | undefined>[] } };
       return (doc.CORSConfiguration?.CORSRule ?? []).map((r) => ({
         allowedOrigins: r.AllowedOrigin ?? [], allowedMethods: r.AllowedMethod ?? [], allowedHeaders: r.AllowedHeader ?? [], exposeHeaders: r.ExposeHeader ?? [],
       }));
     },
     async createUpload(key, headers) {
       const res = await send('POST', urlOf(key, 'uploads'), { headers: metaHeaders(headers), body: new Uint8Array(0), what: `Starting an upload of ${key}` });
-      const id = (xml.parse(await res.text()) as { InitiateMultipartUploadResult?: { UploadId?: string } }).InitiateMultipartUploadResult?.UploadId;
+      const id = (xml.parse(await bodyOf(res, 'text')) as { InitiateMultipartUploadResult?: { UploadId?: string } }).InitiateMultipartUploadResult?.UploadId;
       if (!id) throw new RemoteError(`Starting an upload of ${key}: the answer names no UploadId.`, 200, 'MalformedAnswer', false);
       return String(id);
     },
@@ -267,7 +311,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     async listParts(key, uploadId) {
       const res = await send('GET', urlOf(key, new URLSearchParams({ uploadId }).toString()), { accept: [404], what: `Listing the parts of ${key}` });
       if (res.status === 404) return undefined;
-      const doc = xml.parse(await res.text()) as { ListPartsResult?: { Part?: Record<string, unknown>[] } };
+      const doc = xml.parse(await bodyOf(res, 'text')) as { ListPartsResult?: { Part?: Record<string, unknown>[] } };
       return (doc.ListPartsResult?.Part ?? []).map((p) => ({ partNumber: Number(p.PartNumber), etag: unquote(String(p.ETag ?? '')), size: Number(p.Size ?? 0) }));
     },
     async completeUpload(key, uploadId, parts, condition) {
@@ -277,7 +321,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         headers: { 'content-type': 'application/xml', ...conditionHeaders(condition) }, body, accept: [412], what: `Completing the upload of ${key}`,
       });
       if (res.status === 412) return 'preconditionFailed';
-      const text = await res.text();
+      const text = await bodyOf(res, 'text');
       // S3 may answer a late failure of Complete as a 200 whose document is an Error.
       if (/<Error>/.test(text)) {
         const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'InternalError';

@@ -35,6 +35,11 @@ export interface ReplicaConfig {
   intervalMs?: number;
   /** Bodies over this many bytes are pushed by multipart upload (resumable); default 16 MiB. */
   multipartBytes?: number;
+  /**
+   * How long a request to the remote may go unanswered before the round fails (and is retried), in
+   * ms; default 30,000, and one second more for every 64 KiB of a body sent or received.
+   */
+  timeoutMs?: number;
 }
 
 export type ReplicaState = 'idle' | 'syncing' | 'offline' | 'paused' | 'stopped';
@@ -283,7 +288,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   async function roundOf(k: Kept, allowDeletes: boolean): Promise<RoundResult> {
     const ref = await refOf(k.bucket);
-    const remote: Remote = createRemote(k.config.remote, () => credentials(k));
+    const remote: Remote = createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {});
     let guarantees = k.guarantees;
     if (!guarantees) {
       guarantees = await probe(remote, k.device);
@@ -389,7 +394,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     async check(bucket, origin) {
       const k = await kept(bucket);
       if (!k) throw new Error(`${bucket} has no replica.`);
-      return checkRemote(createRemote(k.config.remote, () => credentials(k)), k.device, origin);
+      return checkRemote(createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {}), k.device, origin);
     },
     nudge(bucket) {
       if (!live.has(bucket)) return;

@@ -1,0 +1,315 @@
+// A replica against remotes no test double stands in for — Ceph's RADOS Gateway (a cluster of one
+// monitor and three OSDs, started for the file) and `swbucket serve` in a process of its own — each
+// behind the fault proxy (test/support/fault-proxy.ts), which cuts, drops, fails and holds the
+// replica's own requests. A device is a store in this process with its replicas; the remote is
+// read and written straight (not through the proxy) with the AWS SDK, as another device would.
+//
+// What must hold whatever the fault: a round that fails loses nothing and says it failed; the next
+// round finishes the job; each object is written to the remote whole, the bytes the device holds;
+// no write lands twice where once was enough (an answer lost after the write is recognised, not
+// taken for another device's change); no conflict is invented; a multipart push resumes where it
+// stopped and leaves no upload behind; the store stays sound.
+import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
+import { createHash, randomBytes } from 'node:crypto';
+import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { createHandler } from '../../sw/core/handler.ts';
+import { createReplicas, type ReplicaConfig } from '../../sw/replica/replicas.ts';
+import { RemoteError } from '../../sw/replica/remote.ts';
+import { openTestStore, SOUND, contents, integrity } from '../support/stores.ts';
+import { encodeS3Key, s3 } from '../support/s3-sign.ts';
+import { REMOTES, type Remote } from '../support/remotes.ts';
+import { startFaultProxy, type FaultProxy, type Match } from '../support/fault-proxy.ts';
+import type { Store } from '../../sw/store/types.ts';
+
+const MiB = 1024 * 1024;
+const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
+
+/** What each remote is found to honour of conditional writes (measured: RGW 16 compares If-Match unquoted). */
+const GUARANTEES: Record<string, unknown> = {
+  'Ceph RADOS Gateway (radosgw 16)': { ifNoneMatch: true, ifMatch: 'unquoted' },
+  'swbucket serve --dialect s3 (its own process)': { ifNoneMatch: true, ifMatch: 'quoted' },
+};
+
+async function failure(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected the round to fail, and it completed');
+}
+
+describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, startMs) => {
+  let remote: Remote;
+  let proxy: FaultProxy;
+  let sdk: S3Client;
+  let n = 0;
+
+  beforeAll(async () => {
+    remote = await start();
+    proxy = await startFaultProxy({ target: remote.endpoint });
+    sdk = new S3Client({ endpoint: remote.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: remote.credentials });
+  }, startMs);
+  afterAll(async () => {
+    sdk?.destroy();
+    await proxy?.close();
+    await remote?.stop();
+  });
+  afterEach(async (ctx) => {
+    proxy.clear();
+    proxy.forget();
+    if (ctx.task.result?.state === 'fail') console.error(`${name} log:\n${remote.log()}`);
+  });
+
+  async function remoteBucket(): Promise<string> {
+    const Bucket = `faults-${process.pid}-${++n}`;
+    await sdk.send(new CreateBucketCommand({ Bucket }));
+    return Bucket;
+  }
+  const remoteBytes = async (Bucket: string, Key: string): Promise<Buffer | null> => {
+    try {
+      return Buffer.from(await (await sdk.send(new GetObjectCommand({ Bucket, Key }))).Body!.transformToByteArray());
+    } catch (e) {
+      if (e instanceof S3ServiceException && e.name === 'NoSuchKey') return null;
+      throw e;
+    }
+  };
+  const remoteKeys = async (Bucket: string) => ((await sdk.send(new ListObjectsV2Command({ Bucket }))).Contents ?? []).map((c) => c.Key!).sort();
+  const uploadsLeft = async (Bucket: string) => (await sdk.send(new ListMultipartUploadsCommand({ Bucket }))).Uploads ?? [];
+
+  /** A device: a store, the handler over it as an app uses it, and a replica of `Bucket` through the proxy. */
+  async function device(Bucket: string, o: Partial<ReplicaConfig> = {}) {
+    const { store } = await openTestStore('memory');
+    const handle = createHandler({ store });
+    const replicas = createReplicas({ store });
+    await replicas.add({ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials }, ...o });
+    const call = async (method: string, key: string, body?: Uint8Array) => {
+      const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeS3Key(key)}`, body));
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    };
+    const put = async (key: string, body: Uint8Array) => expect((await call('PUT', key, body)).status).toBe(200);
+    const read = async (key: string) => {
+      const r = await call('GET', key);
+      return r.status === 200 ? r.bytes : null;
+    };
+    const keys = async () => {
+      const r = await handle(await s3('GET', 'http://photos.s3.localhost/?list-type=2'));
+      return [...(await r.text()).matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!).sort();
+    };
+    const status = async () => (await replicas.status())[0]!;
+    return { store, replicas, call, put, read, keys, status, sync: async () => (await replicas.syncNow())[0]! };
+  }
+  const sound = async (store: Store) => expect(integrity(await contents(store))).toEqual(SOUND);
+  /** Requests the remote answered with a 2xx, of those matching `m`. */
+  const landed = (m: Match) => proxy.requests(m).filter((r) => r.outcome === 'answered' && r.status !== undefined && r.status < 300);
+
+  it('finds what the remote honours of conditional writes, pushes, pulls, and keeps both sides of a conflict', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    await d.put('a.txt', Buffer.from('written offline'));
+    const first = await d.sync();
+    expect(first.pushed).toEqual(['a.txt']);
+    expect((await d.status()).guarantees).toEqual(GUARANTEES[name]);
+    expect(String(await remoteBytes(Bucket, 'a.txt'))).toBe('written offline');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'b.txt', Body: 'from elsewhere' }));
+    // Both sides change a.txt.
+    await d.put('a.txt', Buffer.from('local edit'));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'a.txt', Body: 'remote edit' }));
+    const second = await d.sync();
+    expect(second.pulled).toContain('b.txt');
+    expect(second.conflicts).toEqual([expect.objectContaining({ key: 'a.txt', winner: 'remote', keptAt: expect.stringMatching(/^a \(conflict .+\)\.txt$/) })]);
+    const kept = second.conflicts[0]!.keptAt!;
+    expect(String(await d.read('a.txt'))).toBe('remote edit');
+    expect(String(await d.read(kept))).toBe('local edit');
+    expect(String(await remoteBytes(Bucket, kept))).toBe('local edit');
+    expect(await remoteKeys(Bucket)).toEqual(['a.txt', kept, 'b.txt'].sort());
+    // A delete on either side goes to the other.
+    expect((await d.call('DELETE', kept)).status).toBe(204);
+    await sdk.send(new DeleteObjectCommand({ Bucket, Key: 'b.txt' }));
+    const third = await d.sync();
+    expect([third.deletedRemote, third.deletedLocal]).toEqual([[kept], ['b.txt']]);
+    expect(await remoteKeys(Bucket)).toEqual(['a.txt']);
+    expect(await d.keys()).toEqual(['a.txt']);
+    await sound(d.store);
+  });
+
+  it('two devices of one user: what one stores appears on the other, and an edit made on both is kept twice, one conflict', async () => {
+    const Bucket = await remoteBucket();
+    const phone = await device(Bucket);
+    const laptop = await device(Bucket);
+    const photo = randomBytes(300_000);
+    await phone.put('cat.jpg', photo);
+    await phone.sync();
+    expect((await laptop.sync()).pulled).toEqual(['cat.jpg']);
+    expect(md5((await laptop.read('cat.jpg'))!)).toBe(md5(photo));
+    await phone.put('cat.jpg', Buffer.from('phone crop'));
+    await laptop.put('cat.jpg', Buffer.from('laptop crop'));
+    expect((await phone.sync()).pushed).toEqual(['cat.jpg']);
+    const l = await laptop.sync();
+    expect(l.conflicts).toHaveLength(1);
+    await phone.sync();
+    for (const d of [phone, laptop]) {
+      expect(String(await d.read('cat.jpg'))).toBe('phone crop');
+      expect(String(await d.read(l.conflicts[0]!.keptAt!))).toBe('laptop crop');
+    }
+    await sound(phone.store);
+    await sound(laptop.store);
+  });
+
+  it('a PUT cut mid-body: the round fails saying so, the object is not on the remote, and the next round pushes it once, whole', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    const body = randomBytes(2 * MiB);
+    await d.put('video.bin', body);
+    await d.sync();
+    body[0] ^= 1; // an edit, pushed with If-Match
+    await d.put('video.bin', body);
+    proxy.fault({ match: { method: 'PUT', key: 'video.bin' }, fault: { kind: 'cut-request', afterBytes: 256 * 1024 } });
+    const e = await failure(d.sync());
+    expect(e).toBeInstanceOf(RemoteError);
+    expect(e).toMatchObject({ status: 0, retryable: true });
+    expect(await d.status()).toMatchObject({ state: 'offline', pending: 1 });
+    expect(md5((await remoteBytes(Bucket, 'video.bin'))!)).not.toBe(md5(body));
+    proxy.forget();
+    expect((await d.sync()).pushed).toEqual(['video.bin']);
+    expect(md5((await remoteBytes(Bucket, 'video.bin'))!)).toBe(md5(body));
+    expect(landed({ method: 'PUT', key: 'video.bin' })).toHaveLength(1);
+    expect(await d.status()).toMatchObject({ state: 'idle', pending: 0, conflicts: 0 });
+    await sound(d.store);
+  });
+
+  it('500 InternalError and 503 SlowDown fail the round, retryable; the next round pushes, each key once', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    await d.put('a.txt', Buffer.from('a'));
+    await d.put('b.txt', Buffer.from('b'));
+    proxy.fault({ match: { method: 'PUT', key: /^[ab]\.txt$/ }, fault: { kind: 'error', status: 503 } });
+    const slow = await failure(d.sync());
+    expect(slow).toMatchObject({ status: 503, code: 'SlowDown', retryable: true });
+    expect(await d.status()).toMatchObject({ state: 'idle', error: expect.stringContaining('503 SlowDown') });
+    proxy.fault({ match: { method: 'PUT', key: /^[ab]\.txt$/ }, fault: { kind: 'error', status: 500 } });
+    expect(await failure(d.sync())).toMatchObject({ status: 500, code: 'InternalError', retryable: true });
+    // Whatever one round pushed before its failure stays pushed: never sent again.
+    const before = landed({ method: 'PUT', key: /^[ab]\.txt$/ }).map((r) => r.key);
+    const round = await d.sync();
+    expect([...before, ...round.pushed].sort()).toEqual(['a.txt', 'b.txt']);
+    expect(landed({ method: 'PUT', key: /^[ab]\.txt$/ }).map((r) => r.key).sort()).toEqual(['a.txt', 'b.txt']);
+    expect(await remoteKeys(Bucket)).toEqual(['a.txt', 'b.txt']);
+    expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    expect((await d.status()).error).toBeUndefined();
+  });
+
+  it('an answer lost after the remote stored the object (an edit, then a new key): the next round sees its own write, sends nothing again, and finds no conflict', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    await d.put('doc.txt', Buffer.from('v1'));
+    await d.sync();
+    for (const [key, text] of [['doc.txt', 'v2'], ['new.txt', 'new']] as const) {
+      await d.put(key, Buffer.from(text));
+      proxy.fault({ match: { method: 'PUT', key }, fault: { kind: 'drop-answer' } });
+      expect(await failure(d.sync()), key).toMatchObject({ status: 0, retryable: true });
+      expect(String(await remoteBytes(Bucket, key))).toBe(text);
+      proxy.forget();
+      const round = await d.sync();
+      expect(round.conflicts, key).toEqual([]);
+      expect(proxy.requests({ method: 'PUT' }), key).toEqual([]);
+      expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    }
+    expect(await d.keys()).toEqual(['doc.txt', 'new.txt']);
+    expect(await remoteKeys(Bucket)).toEqual(['doc.txt', 'new.txt']);
+    await sound(d.store);
+  });
+
+  it('a multipart push cut in its second part resumes: the part already sent is not sent again, the object is whole, no upload is left', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket, { multipartBytes: 5 * MiB });
+    const body = randomBytes(12 * MiB + 3);
+    await d.put('big.bin', body);
+    const part2 = { method: 'PUT', key: 'big.bin', query: /(^|&)partNumber=2(&|$)/ };
+    proxy.fault({ match: part2, fault: { kind: 'cut-request', afterBytes: MiB } });
+    expect(await failure(d.sync())).toMatchObject({ status: 0, retryable: true });
+    expect(await remoteBytes(Bucket, 'big.bin')).toBeNull();
+    const round = await d.sync();
+    expect(round.pushed).toEqual(['big.bin']);
+    expect(md5((await remoteBytes(Bucket, 'big.bin'))!)).toBe(md5(body));
+    for (const part of [1, 2, 3]) {
+      expect(landed({ method: 'PUT', key: 'big.bin', query: new RegExp(`(^|&)partNumber=${part}(&|$)`) }), `part ${part}`).toHaveLength(1);
+    }
+    expect(landed({ method: 'POST', key: 'big.bin', query: 'uploads' })).toHaveLength(1);
+    expect(await uploadsLeft(Bucket)).toEqual([]);
+    expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    await sound(d.store);
+  });
+
+  it('a multipart push whose Complete landed but whose answer was lost is recognised: no new upload, no conflict', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket, { multipartBytes: 5 * MiB });
+    const body = randomBytes(11 * MiB);
+    await d.put('big.bin', body);
+    proxy.fault({ match: { method: 'POST', key: 'big.bin', query: 'uploadId' }, fault: { kind: 'drop-answer' } });
+    expect(await failure(d.sync())).toMatchObject({ status: 0, retryable: true });
+    expect(md5((await remoteBytes(Bucket, 'big.bin'))!)).toBe(md5(body));
+    proxy.forget();
+    const round = await d.sync();
+    expect(round.conflicts).toEqual([]);
+    expect(proxy.requests({ method: ['PUT', 'POST'] })).toEqual([]);
+    expect(await remoteKeys(Bucket)).toEqual(['big.bin']);
+    expect(await d.keys()).toEqual(['big.bin']);
+    expect(await uploadsLeft(Bucket)).toEqual([]);
+    expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    await sound(d.store);
+  });
+
+  it('the remote down: writes are kept and pending, the replica is offline; back up, they land once', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    await d.sync();
+    await proxy.down('refuse');
+    try {
+      await d.put('one.txt', Buffer.from('1'));
+      await d.put('two.txt', Buffer.from('2'));
+      expect(await failure(d.sync())).toMatchObject({ status: 0, code: 'NetworkError', retryable: true });
+      expect(await d.status()).toMatchObject({ state: 'offline', pending: 2 });
+      expect(String(await d.read('one.txt'))).toBe('1');
+    } finally {
+      await proxy.up();
+    }
+    expect((await d.sync()).pushed.sort()).toEqual(['one.txt', 'two.txt']);
+    expect(await remoteKeys(Bucket)).toEqual(['one.txt', 'two.txt']);
+    expect(await d.status()).toMatchObject({ state: 'idle', pending: 0 });
+  });
+
+  it('a GET cut mid-body pulls nothing of that object; the next round pulls it whole', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    const body = randomBytes(MiB);
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'in.bin', Body: body }));
+    proxy.fault({ match: { method: 'GET', key: 'in.bin' }, fault: { kind: 'cut-response', afterBytes: 100_000 } });
+    expect(await failure(d.sync())).toMatchObject({ status: 0, code: 'NetworkError', retryable: true });
+    expect(await d.keys()).toEqual([]);
+    expect((await d.sync()).pulled).toEqual(['in.bin']);
+    expect(md5((await d.read('in.bin'))!)).toBe(md5(body));
+    await sound(d.store);
+  });
+
+  it('a request never answered fails the round after the replica\'s timeout; the next round completes', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket, { timeoutMs: 1_000 });
+    await d.put('a.txt', Buffer.from('a'));
+    await d.sync();
+    await d.put('b.txt', Buffer.from('b'));
+    proxy.fault({ match: { method: 'PUT', key: 'b.txt' }, fault: { kind: 'hang' } });
+    const e = await failure(d.sync());
+    expect(e).toMatchObject({ status: 0, code: 'Timeout', retryable: true });
+    expect(e.message).toMatch(/PUT b\.txt: no answer from .* within 1 s/);
+    expect((await d.sync()).pushed).toEqual(['b.txt']);
+    expect(await remoteKeys(Bucket)).toEqual(['a.txt', 'b.txt']);
+    // Latency alone (300 ms on every request) fails nothing.
+    await d.put('c.txt', Buffer.from('c'));
+    proxy.fault({ delayMs: 300, times: Infinity });
+    expect((await d.sync()).pushed).toEqual(['c.txt']);
+    expect(String(await remoteBytes(Bucket, 'c.txt'))).toBe('c');
+    const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: 'c.txt' }));
+    expect(head.ContentLength).toBe(1);
+  });
+});
