@@ -42,6 +42,23 @@ export function instanceNames(name: string = DEFAULT_NAME): InstanceNames {
 /** Where pages ask the worker about its replicas (POST, JSON: sw/fetch-handler.ts): beside HELLO_PATH. */
 export const REPLICAS_PATH = `${HELLO_PATH}/replicas`;
 
+/**
+ * What the worker posts on the replica channel when a round needs credentials no page has handed
+ * it (a worker started again has lost them, or they are about to expire): `{ type, bucket }`. Pages
+ * that bound the replica with getCredentials() answer with fresh ones.
+ */
+export const CREDENTIALS_NEEDED = 'credentials-needed';
+
+/** How long a round waits for a page to answer CREDENTIALS_NEEDED before it stops, saying why. */
+export const CREDENTIALS_WAIT_MS = 5_000;
+
+/** Credentials that expire within this long are asked for again before a round uses them. */
+export const CREDENTIALS_MARGIN_MS = 60_000;
+
+/** Whether temporary credentials expire within CREDENTIALS_MARGIN_MS. */
+export const expiringSoon = (c: { expiration?: number | Date }, now = Date.now()): boolean =>
+  c.expiration !== undefined && new Date(c.expiration).getTime() - now < CREDENTIALS_MARGIN_MS;
+
 /** The Background Sync tag (Chromium) under which the worker asks to be woken once online, to sync its replicas. */
 export const REPLICA_SYNC_TAG = 'swbucket-replicas';
 

@@ -8,7 +8,7 @@ import { openIdbStore } from './store/idb.ts';
 import { sweepHeld } from './store/holders.ts';
 import { createRequestLog } from './log/ring.ts';
 import {
-  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, instanceNames, type Endpoints, type WorkerHello,
+  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, CREDENTIALS_NEEDED, CREDENTIALS_WAIT_MS, expiringSoon, instanceNames, type Endpoints, type WorkerHello,
 } from '../protocol/instance.ts';
 import { createReplicas, type Credentials, type ReplicaConfig, type Replicas } from './replica/replicas.ts';
 import type { Store } from './store/types.ts';
@@ -150,6 +150,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   /** The replicas, with the store (sw/replica/); credentials pages gave for replicas whose own are not kept. */
   let replicas: Replicas | undefined;
   const pageCredentials = new Map<string, Credentials>();
+  /** Rounds waiting for a page to hand over credentials, by bucket. */
+  const awaitingCredentials = new Map<string, (() => void)[]>();
 
   // Opened on the first request and kept while the worker lives; a failed open is tried again.
   function handler(): Promise<Handle> {
@@ -187,12 +189,27 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
    */
   function startReplicas(store: Store): Replicas {
     const locks = (self.navigator as (Navigator & { locks?: LockManager }) | undefined)?.locks;
+    const channel = new BroadcastChannel(names.replicaChannel);
     const r = createReplicas({
       store,
       ...(locks ? { lock: <T>(lockName: string, fn: () => Promise<T>) => locks.request(`${name}:${lockName}`, fn) as Promise<T> } : {}),
-      credentialsFor: async (bucket) => pageCredentials.get(bucket),
+      credentialsFor: async (bucket) => {
+        const held = pageCredentials.get(bucket);
+        if (held && !expiringSoon(held)) return held;
+        // A worker the browser stopped and started again has lost what pages gave it, and what it
+        // holds may be about to expire: the pages that bound the replica are asked (src/browser/replicas.ts).
+        channel.postMessage({ type: CREDENTIALS_NEEDED, bucket });
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(done, CREDENTIALS_WAIT_MS);
+          awaitingCredentials.set(bucket, [...(awaitingCredentials.get(bucket) ?? []), done]);
+        });
+        return pageCredentials.get(bucket);
+      },
     });
-    const channel = new BroadcastChannel(names.replicaChannel);
     r.on((e) => {
       channel.postMessage(e);
       // Offline: where the engine has Background Sync (Chromium), the browser wakes the worker once it is online again.
@@ -224,6 +241,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         case 'credentials':
           if (!q.bucket || !q.credentials) return answer({ error: 'credentials needs a bucket and credentials.' }, 400);
           pageCredentials.set(q.bucket, q.credentials);
+          for (const done of awaitingCredentials.get(q.bucket) ?? []) done();
+          awaitingCredentials.delete(q.bucket);
           return answer({ ok: true });
         case 'remove':
           await r.remove(String(q.bucket));

@@ -4,7 +4,7 @@
 // leave the page stays here: getCredentials() is called here and its answers handed to the worker
 // before they expire, and the page asks for a round when it comes online and on a timer while it is
 // open (a worker with no page may be stopped by the browser at any time).
-import { REPLICAS_PATH, instanceNames } from '../../protocol/instance.ts';
+import { CREDENTIALS_NEEDED, REPLICAS_PATH, instanceNames } from '../../protocol/instance.ts';
 import type { ConflictRecord } from '../../sw/store/types.ts';
 import type { Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus } from '../../sw/replica/replicas.ts';
 import type { RoundResult } from '../../sw/replica/sync.ts';
@@ -76,6 +76,18 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
     syncing = setInterval(nudge, everyMs);
   };
 
+  /** The app's credential functions, by bucket: the worker asks for them on the channel when it lacks them. */
+  const getters = new Map<string, () => Promise<Credentials>>();
+  let asked: BroadcastChannel | undefined;
+  const answerAsks = () => {
+    if (asked) return;
+    asked = new BroadcastChannel(instanceNames(name).replicaChannel);
+    asked.onmessage = (e: MessageEvent<{ type?: string; bucket?: string }>) => {
+      const get = e.data?.type === CREDENTIALS_NEEDED && e.data.bucket !== undefined ? getters.get(e.data.bucket) : undefined;
+      if (get) void supply(e.data.bucket!, get).catch(() => {});
+    };
+  };
+
   /** Hands the worker credentials from the app's function, and again before they expire. */
   async function supply(bucket: string, get: () => Promise<Credentials>): Promise<void> {
     clearTimeout(timers.get(bucket));
@@ -95,13 +107,18 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
       const { getCredentials, ...rest } = config;
       if (!getCredentials && !config.remote.credentials) throw new ReplicaError(`The replica of ${config.bucket} needs remote.credentials or getCredentials().`);
       // Credentials first: the worker syncs the replica as soon as it is added.
-      if (getCredentials) await supply(config.bucket, getCredentials);
+      if (getCredentials) {
+        getters.set(config.bucket, getCredentials);
+        answerAsks();
+        await supply(config.bucket, getCredentials);
+      }
       await ask({ op: 'add', config: rest });
       keepSyncing(config.intervalMs ?? 60_000);
     },
     async remove(bucket) {
       clearTimeout(timers.get(bucket));
       timers.delete(bucket);
+      getters.delete(bucket);
       await ask({ op: 'remove', bucket });
     },
     syncNow: (o = {}) => ask({ op: 'sync', ...o }),
@@ -114,7 +131,9 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
     check: (bucket) => ask({ op: 'check', bucket, origin: location.origin }),
     on(listener) {
       const channel = new BroadcastChannel(instanceNames(name).replicaChannel);
-      channel.onmessage = (e: MessageEvent<ReplicaEvent>) => listener(e.data);
+      channel.onmessage = (e: MessageEvent<ReplicaEvent | { type: typeof CREDENTIALS_NEEDED }>) => {
+        if (e.data.type !== CREDENTIALS_NEEDED) listener(e.data);
+      };
       return () => channel.close();
     },
   };

@@ -7,6 +7,7 @@
 import type { BucketRef, ConflictRecord, Store } from '../store/types.ts';
 import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
+import { expiringSoon } from '../../protocol/instance.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { checkRemote, type CheckResult } from './check.ts';
 import { probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
@@ -178,8 +179,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
   async function credentials(k: Kept): Promise<Credentials> {
     const l = liveOf(k.bucket);
     if (k.config.remote.credentials) return k.config.remote.credentials;
-    const expires = l.cached?.expiration === undefined ? Infinity : new Date(l.cached.expiration).getTime();
-    if (l.cached && expires - now() > 60_000) return l.cached;
+    if (l.cached && !expiringSoon(l.cached, now())) return l.cached;
     const fresh = l.getCredentials ? await l.getCredentials() : await o.credentialsFor?.(k.bucket);
     if (!fresh) {
       throw new SyncStopped('remote', `The replica of ${k.bucket} has no credentials here: give remote.credentials, or getCredentials() from a page that is open.`);

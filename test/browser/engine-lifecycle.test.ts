@@ -35,7 +35,9 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { launchEngine, type Engine, type EnginePage, type EngineName } from './support/engines.ts';
+import { serve } from '../support/serve.ts';
 import { playwrightEnginePage } from './support/engines/chromium.ts';
 import { CHROMIUM_FLAGS, findChromium } from './support/chromium.ts';
 import { copyBuiltSite, startStaticServer, type StaticServer } from './support/static-server.ts';
@@ -836,6 +838,43 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
       expect(await answer()).toMatchObject({ status: 200 });
       expect(await landed()).toBe(true);
       expect(await storeProblems(page)).toEqual([]);
+    }
+  });
+
+  it('a replica whose credentials come from the page (getCredentials) syncs on in the next worker: it asks the page again', { timeout: 90_000 }, async () => {
+    const remote = await serve(['--dialect', 's3']);
+    const sdk = new S3Client({ endpoint: remote.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+    try {
+      await sdk.send(new CreateBucketCommand({ Bucket: 'creds' }));
+      type Page = { swbucket: { replicas: { add(c: unknown): Promise<void>; syncNow(): Promise<{ pushed: string[] }[]> }; client: { putObject(b: string, k: string, body: string): Promise<unknown> } }; asked?: number };
+      await page.evaluate(async (endpoint: string) => {
+        const w = window as unknown as Page;
+        w.asked = 0;
+        await w.swbucket.replicas.add({
+          bucket: 'creds', remote: { endpoint, region: 'us-east-1', bucket: 'creds', forcePathStyle: true },
+          getCredentials: async () => ({ accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret', sessionToken: `token-${++w.asked!}` }),
+        });
+      }, remote.url);
+      const pushOne = (key: string) => page.evaluate(async (key: string) => {
+        const w = window as unknown as Page;
+        await w.swbucket.client.putObject('creds', key, key);
+        try {
+          return (await w.swbucket.replicas.syncNow()).flatMap((r) => r.pushed);
+        } catch (e) {
+          return String(e);
+        }
+      }, key);
+      expect(await pushOne('before.txt')).toContain('before.txt');
+      const asked = await page.evaluate(() => (window as unknown as Page).asked);
+      await lab.stop(page);
+      // The new worker holds no credentials: it asks the page, which calls getCredentials again.
+      expect(await pushOne('after.txt')).toContain('after.txt');
+      expect(await page.evaluate(() => (window as unknown as Page).asked)).toBeGreaterThan(asked!);
+      const keys = ((await sdk.send(new ListObjectsV2Command({ Bucket: 'creds' }))).Contents ?? []).map((c) => c.Key).sort();
+      expect(keys).toEqual(['after.txt', 'before.txt']);
+    } finally {
+      sdk.destroy();
+      await remote.stop();
     }
   });
 });

@@ -11,6 +11,7 @@ import { openServicePage } from './support/page.ts';
 import { useServicePage } from './support/fixture.ts';
 import { waitStarted, type SwGlobal } from './support/engine-data-helpers.ts';
 import { serve, type Served } from '../support/serve.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
 import { tempDir } from '../support/stores.ts';
 
 const service = useServicePage();
@@ -165,6 +166,34 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     await sdk.send(new PutBucketCorsCommand({ Bucket, CORSConfiguration: { CORSRules: [{ AllowedOrigins: [service.baseURL], AllowedMethods: ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag', 'x-amz-version-id'] }] } }));
     expect(await service.page.evaluate(async (b: string) => (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.check(b), bucket)).toMatchObject({ ok: true });
     expect(await syncNow(service.page)).toMatchObject({ pushed: ['x.txt'] });
+  });
+
+  it('credentials from getCredentials(): every request to the remote carries their session token, and ones about to expire are asked for again', async () => {
+    const proxy = await startFaultProxy({ target: remote.url });
+    try {
+      const Bucket = await remoteBucket();
+      const bucket = `temporary-${n}`;
+      await service.page.evaluate(async (x: InPage) => {
+        const w = window as unknown as { swbucket: SwGlobal; asked: number };
+        w.asked = 0;
+        await w.swbucket.replicas.add({
+          bucket: x.bucket, remote: { endpoint: x.remoteUrl, region: 'us-east-1', bucket: x.remoteBucket, forcePathStyle: true },
+          // Each lasts 30 s: within the minute before expiry, so each round asks for new ones.
+          getCredentials: async () => ({ accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret', sessionToken: `token-${++w.asked}`, expiration: Date.now() + 30_000 }),
+        });
+      }, { bucket, remoteUrl: proxy.url, remoteBucket: Bucket });
+      await put(service.page, bucket, 'a.txt', 'a');
+      expect(await syncNow(service.page)).toMatchObject({ pushed: ['a.txt'] });
+      await put(service.page, bucket, 'b.txt', 'b');
+      expect(await syncNow(service.page)).toMatchObject({ pushed: ['b.txt'] });
+      expect(await remoteKeys(Bucket)).toEqual(['a.txt', 'b.txt']);
+      const sent = proxy.requests().filter((r) => r.method !== 'OPTIONS');
+      expect(sent.length).toBeGreaterThan(3);
+      for (const r of sent) expect(r.headers['x-amz-security-token'], `${r.method} ${r.path}`).toMatch(/^token-\d+$/);
+      expect(new Set(sent.map((r) => r.headers['x-amz-security-token'])).size, 'tokens used').toBeGreaterThan(1);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('two profiles are two devices: a photo stored in one appears in the other', { timeout: 90_000 }, async () => {
