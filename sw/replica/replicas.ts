@@ -43,18 +43,23 @@ export interface ReplicaConfig {
   timeoutMs?: number;
 }
 
-export type ReplicaState = 'idle' | 'syncing' | 'offline' | 'paused' | 'stopped';
+/**
+ * idle; syncing (a round lists and compares); pushing or pulling (a round moves bytes); offline
+ * (the remote cannot be reached: retrying); paused; stopped (see `error`).
+ */
+export type ReplicaState = 'idle' | 'syncing' | 'pushing' | 'pulling' | 'offline' | 'paused' | 'stopped';
 
 /** How one replica stands: `status()` answers one per replica. */
 export interface ReplicaStatus {
   bucket: string;
   /** Where its remote is (no credentials). */
   remote: { endpoint: string; bucket: string; prefix?: string };
-  /** idle; syncing (a round runs); offline (the remote cannot be reached: retrying); paused; stopped (see `error`). */
   state: ReplicaState;
   mode: Mode;
   /** Local changes not yet pushed (keys). */
   pending: number;
+  /** The bytes those changes would push (a delete counts none). */
+  pendingBytes: number;
   /** Conflicts found and not dismissed. */
   conflicts: number;
   /** When the last round completed (ms since the epoch). */
@@ -188,17 +193,17 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     return fresh;
   }
 
-  async function statusOf(k: Kept): Promise<ReplicaStatus> {
+  async function statusOf(k: Kept, live = liveOf(k.bucket).state): Promise<ReplicaStatus> {
     const ref = await store.getBucket(k.bucket);
     const view = ref ? await store.replica.view(ref) : 'noSuchBucket';
     const conflicts = ref ? await store.replica.conflicts(ref) : 'noSuchBucket';
-    const l = liveOf(k.bucket);
-    const state: ReplicaState = k.paused ? 'paused' : k.stopped ? 'stopped' : l.state;
+    const state: ReplicaState = k.paused ? 'paused' : k.stopped ? 'stopped' : live;
     const r = k.config.remote;
     return {
       bucket: k.bucket, state, mode: k.config.mode ?? 'two-way',
       remote: { endpoint: r.endpoint, bucket: r.bucket, ...(r.prefix ? { prefix: r.prefix } : {}) },
       pending: view === 'noSuchBucket' ? 0 : view.outbox.size,
+      pendingBytes: view === 'noSuchBucket' ? 0 : [...view.outbox.keys()].reduce((n, key) => n + (view.objects.get(key)?.size ?? 0), 0),
       conflicts: conflicts === 'noSuchBucket' ? 0 : conflicts.length,
       ...(k.lastSync !== undefined ? { lastSync: k.lastSync } : {}),
       ...(k.error !== undefined ? { error: k.error } : {}),
@@ -206,9 +211,16 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     };
   }
 
-  const announce = async (bucket: string) => {
-    const k = await kept(bucket);
-    if (k) emit({ type: 'status', status: await statusOf(k) });
+  /** Each bucket's announcements in the order made, each with the state at the moment it was made. */
+  const announced = new Map<string, Promise<void>>();
+  const announce = (bucket: string): Promise<void> => {
+    const state = liveOf(bucket).state;
+    const next = (announced.get(bucket) ?? Promise.resolve()).then(async () => {
+      const k = await kept(bucket);
+      if (k) emit({ type: 'status', status: await statusOf(k, state) });
+    });
+    announced.set(bucket, next.catch(() => {}));
+    return next;
   };
 
   function schedule(bucket: string, ms: number): void {
@@ -313,7 +325,14 @@ export function createReplicas(o: ReplicasOptions): Replicas {
           await keep({ ...latest, uploads });
         },
       },
-      onProgress: (p) => emit({ type: 'progress', bucket: k.bucket, ...p }),
+      onProgress: (p) => {
+        emit({ type: 'progress', bucket: k.bucket, ...p });
+        // The state says which way bytes move: announced when it turns.
+        if (l.state !== p.phase) {
+          l.state = p.phase;
+          void announce(k.bucket).catch(() => {});
+        }
+      },
     });
   }
 
@@ -362,7 +381,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       return Promise.all(buckets.map((b) => round(b, opts.allowDeletes ?? false)));
     },
     async status() {
-      return Promise.all((await keptAll()).map(statusOf));
+      return Promise.all((await keptAll()).map((k) => statusOf(k)));
     },
     async pause(bucket) {
       for (const k of await keptAll()) {

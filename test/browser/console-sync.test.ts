@@ -52,7 +52,7 @@ describe('the Sync view', () => {
     await nav(page, 'Sync');
     const replica = page.getByTestId('replica').filter({ has: page.locator('h3', { hasText: 'album' }) });
     await expect.poll(() => replica.getAttribute('data-state')).toBe('paused');
-    await expect.poll(() => replica.getByTestId('replica-pending').textContent()).toBe('1 change waits to be pushed');
+    await expect.poll(() => replica.getByTestId('replica-pending').textContent()).toBe('1 change waits to be pushed (4 B)');
     // The object list marks it.
     await visit(page, '#/b/album/');
     await expect.poll(() => page.getByTestId('object-row').filter({ hasText: 'beach.txt' }).getByTestId('object-pending').count()).toBe(1);

@@ -75,16 +75,24 @@ describe.each(STORE_KINDS)('a replica of a bucket of swbucket serve (%s)', (kind
     const d = await device(kind, Bucket);
     await d.put('a.txt', 'written offline');
     expect((await d.call('PUT', 'b.txt', 'with metadata', { 'content-type': 'text/plain', 'x-amz-meta-album': 'summer' })).status).toBe(200);
-    expect((await d.replicas.status())[0]).toMatchObject({ bucket: 'photos', pending: 2 });
+    expect((await d.replicas.status())[0]).toMatchObject({ bucket: 'photos', pending: 2, pendingBytes: 'written offline'.length + 'with metadata'.length });
+    const states: string[] = [];
+    const off = d.replicas.on((e) => {
+      if (e.type === 'status' && states.at(-1) !== e.status.state) states.push(e.status.state);
+    });
     const [round] = await d.replicas.syncNow();
     expect(round!.pushed.sort()).toEqual(['a.txt', 'b.txt']);
+    expect(states).toEqual(['syncing', 'pushing', 'idle']);
     expect(await remoteRead(Bucket, 'a.txt')).toBe('written offline');
     const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: 'b.txt' }));
     expect([head.ContentType, head.Metadata]).toEqual(['text/plain', { album: 'summer' }]);
     expect((await d.replicas.status())[0]).toMatchObject({ pending: 0, conflicts: 0, state: 'idle' });
     // Another device writes remotely.
     await sdk.send(new PutObjectCommand({ Bucket, Key: 'c.txt', Body: 'from elsewhere', ContentType: 'text/markdown' }));
+    states.length = 0;
     const [second] = await d.replicas.syncNow();
+    off();
+    expect(states).toEqual(['syncing', 'pulling', 'idle']);
     expect(second!.pulled).toEqual(['c.txt']);
     expect(await d.read('c.txt')).toBe('from elsewhere');
     expect((await d.call('HEAD', 'c.txt')).headers.get('content-type')).toBe('text/markdown');
