@@ -245,6 +245,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const { store, bucket, remote } = o;
   const result: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
   const listed = new Map((await remote.list()).map((e) => [e.key, e]));
+  await sweepProbes(o, listed);
   await settleCompleted(o, listed);
   const view = await store.replica.view(bucket);
   if (view === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
@@ -495,9 +496,9 @@ export async function probe(remote: Remote, device: string): Promise<Guarantees>
   const key = `${RESERVED}probe-${device}-${crypto.randomUUID()}`;
   const body = new Blob([`swbucket probe from ${device}`]);
   const headers = { contentType: 'text/plain', headers: {}, meta: [] };
-  const first = await remote.put(key, body, headers, { ifNoneMatch: true });
-  if (first === 'preconditionFailed') throw new RemoteError(`Probing ${remote.where.bucket}: a new key was refused as existing.`, 412, 'PreconditionFailed', false);
   try {
+    const first = await remote.put(key, body, headers, { ifNoneMatch: true });
+    if (first === 'preconditionFailed') throw new RemoteError(`Probing ${remote.where.bucket}: a new key was refused as existing.`, 412, 'PreconditionFailed', false);
     const again = await remote.put(key, body, headers, { ifNoneMatch: true });
     const wrong = await remote.put(key, body, headers, { ifMatch: '0'.repeat(32) });
     let ifMatch: Guarantees['ifMatch'] = false;
@@ -508,6 +509,20 @@ export async function probe(remote: Remote, device: string): Promise<Guarantees>
     }
     return { ifNoneMatch: again === 'preconditionFailed', ifMatch };
   } finally {
-    await remote.remove(key).catch(() => {});
+    // The probe is the replica's own litter: tried again at once, and swept by later rounds (sweepProbes).
+    for (let i = 0; i < 3; i++) {
+      if (await remote.remove(key).then(() => true, () => false)) break;
+    }
+  }
+}
+
+/** How old a probe object left on the remote (its delete failed, the round was killed) must be before a round deletes it. */
+const PROBE_LEFT_MS = 10 * 60_000;
+
+/** Deletes this device's probe objects that earlier rounds left on the remote (never another device's, nor one in use). */
+async function sweepProbes(o: RoundOptions, listed: Map<string, RemoteEntry>): Promise<void> {
+  const own = `${RESERVED}probe-${o.device}-`;
+  for (const e of listed.values()) {
+    if (e.key.startsWith(own) && e.lastModified < o.now() - PROBE_LEFT_MS) await o.remote.remove(e.key);
   }
 }

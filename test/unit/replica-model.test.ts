@@ -6,10 +6,16 @@
 // - no write was lost: every value ever written is still somewhere (at its key, or kept as a
 //   conflict copy), or was seen by whoever replaced or deleted it (it is the parent of a later
 //   write or delete). A write replaced by one that never saw it, with no conflict kept, fails this.
+// A third run puts the fault proxy between the devices and the remote, failing requests at random
+// in the middle of rounds: connections reset before the remote sees them, answers lost after it
+// acted, 503 SlowDown, a 500 after a PUT landed. A round that fails must fail as a retryable
+// RemoteError and leave nothing that a later round cannot settle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../sw/core/handler.ts';
 import { createReplicas } from '../../sw/replica/replicas.ts';
 import { startServer, type RunningServer } from '../../node/server.ts';
+import { RemoteError } from '../../sw/replica/remote.ts';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { openTestStore, SOUND, contents, integrity, type StoreKind } from '../support/stores.ts';
 import { encodeS3Key, s3, signedHeaders } from '../support/s3-sign.ts';
 
@@ -42,11 +48,11 @@ async function remoteCall(method: string, path: string, body?: string): Promise<
   return { status: res.status, text: await res.text() };
 }
 
-async function device(kind: StoreKind, bucket: string, name: string) {
+async function device(kind: StoreKind, bucket: string, name: string, endpoint = remote.url) {
   const { store } = await openTestStore(kind);
   const handle = createHandler({ store });
   const replicas = createReplicas({ store, device: name });
-  await replicas.add({ bucket: 'mdl', remote: { endpoint: remote.url, region: 'us-east-1', bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } } });
+  await replicas.add({ bucket: 'mdl', remote: { endpoint, region: 'us-east-1', bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } } });
   const call = async (method: string, key: string, body?: string) => {
     const res = await handle(await s3(method, `http://mdl.s3.localhost/${encodeS3Key(key)}`, body === undefined ? undefined : te.encode(body)));
     return { status: res.status, text: await res.text() };
@@ -67,12 +73,39 @@ async function stateOf(list: () => Promise<string>, read: (key: string) => Promi
   return out;
 }
 
-async function run(seed: number, steps: number, kinds: [StoreKind, StoreKind]) {
+/** Faults at random (their own seeded generator, so the steps stay those of the seed): each request has a small chance of one. */
+function injectFaults(proxy: FaultProxy, seed: number): void {
+  const chance = rng(seed ^ 0x5eed);
+  proxy.fault({ match: () => chance() < 0.03, fault: { kind: 'reset' }, times: Infinity });
+  proxy.fault({ match: () => chance() < 0.03, fault: { kind: 'drop-answer' }, times: Infinity });
+  proxy.fault({ match: () => chance() < 0.02, fault: { kind: 'error', status: 503 }, times: Infinity });
+  proxy.fault({ match: (r) => r.method === 'PUT' && chance() < 0.03, fault: { kind: 'error', status: 500, reachRemote: true }, times: Infinity });
+}
+
+/** A round that may fail: only as the remote's failures do, retryable. */
+async function trySync(d: Device): Promise<void> {
+  try {
+    await d.replicas.syncNow({ allowDeletes: true });
+  } catch (e) {
+    if (!(e instanceof RemoteError && e.retryable)) throw e;
+  }
+}
+
+async function run(seed: number, steps: number, kinds: [StoreKind, StoreKind], faulty = false) {
   const random = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const bucket = `model-${seed}`;
   expect((await remoteCall('PUT', `/${bucket}`)).status).toBe(200);
-  const devices: Device[] = [await device(kinds[0], bucket, 'one'), await device(kinds[1], bucket, 'two')];
+  const proxy = faulty ? await startFaultProxy({ target: remote.url }) : undefined;
+  try {
+    return await steps_(proxy);
+  } finally {
+    await proxy?.close();
+  }
+
+  async function steps_(proxy: FaultProxy | undefined) {
+  const devices: Device[] = [await device(kinds[0], bucket, 'one', proxy?.url), await device(kinds[1], bucket, 'two', proxy?.url)];
+  if (proxy) injectFaults(proxy, seed);
   /** value → the value its writer saw at the key (null: nothing); deletes as `delete:<n>`. */
   const parent = new Map<string, string | null>();
   let counter = 0;
@@ -106,9 +139,11 @@ async function run(seed: number, steps: number, kinds: [StoreKind, StoreKind]) {
         await remoteCall('DELETE', `/${bucket}/${key}`);
       }
     } else {
-      await pick(devices).replicas.syncNow({ allowDeletes: true });
+      await trySync(pick(devices));
     }
   }
+  const faulted = proxy?.requests().filter((r) => r.fault !== undefined).length ?? 0;
+  proxy?.clear();
   // Everyone online: sync until a full pass changes nothing.
   for (let pass = 0; pass < 6; pass++) {
     let changed = 0;
@@ -130,7 +165,8 @@ async function run(seed: number, steps: number, kinds: [StoreKind, StoreKind]) {
   const parents = new Set([...parent.values()].filter((p): p is string => p !== null));
   const lost = [...parent.keys()].filter((v) => !present.has(v) && !parents.has(v) && !seenBy.has(v));
   expect(lost, `values lost (seed ${seed}, ${counter} written)`).toEqual([]);
-  return { written: counter, keys: remoteState.size };
+  return { written: counter, keys: remoteState.size, faulted };
+  }
 }
 
 describe('replicas under a seeded random run', () => {
@@ -141,5 +177,11 @@ describe('replicas under a seeded random run', () => {
 
   it('another seed, the other stores (IndexedDB in pieces, IndexedDB), 1,500 steps', { timeout: 180_000 }, async () => {
     await run(7, 1500, ['idb-pieces', 'idb']);
+  });
+
+  it('requests failing at random mid-round (reset, answer lost, 503, a 500 after the write), 800 steps: they still converge and no write is lost', { timeout: 180_000 }, async () => {
+    // Seed 404 left a probe object on the remote once (its delete failed): the probe now tries again and rounds sweep them.
+    const r = await run(404, 800, ['memory', 'idb'], true);
+    expect(r.faulted, 'faults injected').toBeGreaterThan(20);
   });
 });

@@ -267,7 +267,19 @@ describe('large bodies', () => {
   });
 });
 
-describe('keys a URL cannot name', () => {
+describe('reserved and unsyncable keys', () => {
+  it('a round deletes probe objects this device left on the remote over ten minutes ago, never another device\'s', async () => {
+    const Bucket = await remoteBucket();
+    const { store } = await openTestStore('memory');
+    const later = Date.now() + 11 * 60_000;
+    const replicas = createReplicas({ store, device: 'dev1', now: () => later });
+    await replicas.add({ bucket: 'photos', remote: { endpoint: remote.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: ROOT } });
+    for (const Key of ['.swbucket/probe-dev1-left', '.swbucket/probe-dev2-theirs', '.swbucket/other']) await sdk.send(new PutObjectCommand({ Bucket, Key, Body: 'x' }));
+    await replicas.syncNow();
+    expect(await remoteKeys(Bucket)).toEqual(['.swbucket/other', '.swbucket/probe-dev2-theirs']);
+    expect(await replicas.pending('photos')).toEqual([]);
+  });
+
   it('a key with a ".." segment (a form can store one) is left out of every round and named in its result', async () => {
     const Bucket = await remoteBucket();
     const d = await device('idb', Bucket);
