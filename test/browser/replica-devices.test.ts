@@ -104,7 +104,8 @@ interface Synced {
 /**
  * syncNow twice in a row: a syncNow while a round runs (the worker's own, after a write or a retry)
  * answers with that round, which may have listed the remote before this call; the second call's
- * round started after the first ended, so after this call. What both pushed and pulled.
+ * round started after the first ended, so after this call. What both pushed and pulled (not all a
+ * device did: its own rounds may have moved some of it first).
  */
 async function sync(d: Device): Promise<Synced> {
   const got = await run(d.page, async (t) => {
@@ -188,9 +189,9 @@ describe('three engines, one user, one remote bucket', () => {
       await expect.poll(() => status(chromium, bucket), { timeout: 20_000 }).toMatchObject({ pending: 1, pendingBytes: photo.size });
     });
 
-    expect((await sync(chromium)).pushed).toEqual([photo.key]);
-    const pulls = await Promise.all(devices.filter((d) => d !== chromium).map(async (d) => [d.name, (await sync(d)).pulled]));
-    expect(Object.fromEntries(pulls)).toEqual({ firefox: [photo.key], webkit: [photo.key] });
+    // (Which round moves it is not asserted: the worker's own retry, once the remote is back, may come first.)
+    await sync(chromium);
+    await Promise.all(devices.filter((d) => d !== chromium).map((d) => sync(d)));
 
     expect(md5hex(await remoteBytes(Bucket, photo.key)), 'the remote holds the photo\'s bytes').toBe(md5hex(bytes));
     for (const d of devices) {
@@ -208,8 +209,11 @@ describe('three engines, one user, one remote bucket', () => {
 
     // The key as all three devices last synced it.
     await putText(webkit, bucket, key, 'milk');
-    expect((await sync(webkit)).pushed).toEqual([key]);
-    for (const d of [chromium, firefox]) expect((await sync(d)).pulled, d.name).toEqual([key]);
+    await sync(webkit);
+    for (const d of [chromium, firefox]) {
+      await sync(d);
+      expect((await read(d, bucket, key))?.text, d.name).toBe('milk');
+    }
 
     const edits = { chromium: 'milk, eggs (edited in Chromium)', firefox: 'milk, bread (edited in Firefox)' };
     await whileRemoteDown(async () => {
