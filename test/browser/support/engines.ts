@@ -4,7 +4,8 @@
 // 'webkit' and 'webkit-disk' provide the engine's name; a test reads it with inject('engine').
 //
 // Every page of one Engine shares that engine's storage (one profile, one context, one automation
-// session); each launch starts from empty storage. Values cross into and out of evaluate() as JSON.
+// session); each launch starts from empty storage, unless it is given the profileDir of an earlier
+// one. Values cross into and out of evaluate() as JSON.
 import { launchChromiumEngine, checkChromium } from './engines/chromium.ts';
 import { launchFirefoxEngine, checkFirefox } from './engines/firefox.ts';
 import { launchWebKitEngine, checkWebKit } from './engines/webkit.ts';
@@ -24,6 +25,13 @@ export interface LaunchOptions {
    * a short dom.serviceWorkers.idle_timeout, so that Firefox itself stops its service workers.
    */
   firefoxPrefs?: Record<string, unknown>;
+  /**
+   * The engine's storage (Chromium's user data, Firefox's profile, webkit-disk's data folder) in this
+   * folder, made when missing and left in place by close(): a later launch with the same folder starts
+   * with that storage, as a browser its user quit and started again. Not 'webkit', whose automation
+   * session keeps its storage in memory: a launch of it with a profileDir is refused.
+   */
+  profileDir?: string;
 }
 export const EVALUATE_TIMEOUT_MS = 60_000;
 
@@ -106,10 +114,12 @@ export async function checkEngine(name: EngineName): Promise<void> {
 export function launchEngine(name: EngineName, options: LaunchOptions = {}): Promise<Engine> {
   const evaluateTimeout = options.evaluateTimeout ?? EVALUATE_TIMEOUT_MS;
   switch (name) {
-    case 'chromium': return launchChromiumEngine({ evaluateTimeout });
-    case 'firefox': return launchFirefoxEngine({ evaluateTimeout, prefs: options.firefoxPrefs });
-    case 'webkit': return launchWebKitEngine({ disk: false, evaluateTimeout });
-    case 'webkit-disk': return launchWebKitEngine({ disk: true, evaluateTimeout });
+    case 'chromium': return launchChromiumEngine({ evaluateTimeout, profileDir: options.profileDir });
+    case 'firefox': return launchFirefoxEngine({ evaluateTimeout, prefs: options.firefoxPrefs, profileDir: options.profileDir });
+    case 'webkit':
+      if (options.profileDir !== undefined) return Promise.reject(new Error('webkit keeps its storage in memory (MiniBrowser\'s automation session): no profileDir; use webkit-disk'));
+      return launchWebKitEngine({ disk: false, evaluateTimeout });
+    case 'webkit-disk': return launchWebKitEngine({ disk: true, evaluateTimeout, dataDir: options.profileDir });
     default: return Promise.reject(new Error(`unknown engine "${String(name)}": one of ${ENGINE_NAMES.join(', ')}`));
   }
 }

@@ -42,7 +42,25 @@ export function playwrightEnginePage(page: Page, evaluateTimeout?: number): Engi
   };
 }
 
-export async function launchChromiumEngine({ evaluateTimeout }: { evaluateTimeout?: number } = {}): Promise<Engine> {
+export async function launchChromiumEngine({ evaluateTimeout, profileDir }: { evaluateTimeout?: number; profileDir?: string } = {}): Promise<Engine> {
+  if (profileDir !== undefined) {
+    // A persistent context: its storage is the user data folder, kept after close.
+    const context = await chromium.launchPersistentContext(profileDir, { executablePath: findChromium(), args: CHROMIUM_FLAGS, headless: true });
+    // It opens with one blank page: the first page is that one.
+    let blank: Page | undefined = context.pages()[0];
+    return {
+      name: 'chromium',
+      version: `Chromium ${context.browser()?.version() ?? ''} (profile ${profileDir})`,
+      async newPage() {
+        const page = blank ?? await context.newPage();
+        blank = undefined;
+        return playwrightEnginePage(page, evaluateTimeout);
+      },
+      async close() {
+        await context.close();
+      },
+    };
+  }
   const browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_FLAGS, headless: true });
   try {
     const context = await browser.newContext();

@@ -116,9 +116,11 @@ function firefoxPage(page: Page, evaluateTimeout: number | undefined): EnginePag
 }
 
 export async function launchFirefoxEngine(
-  { evaluateTimeout, prefs = {} }: { evaluateTimeout?: number; prefs?: Record<string, unknown> } = {},
+  { evaluateTimeout, prefs = {}, profileDir }: { evaluateTimeout?: number; prefs?: Record<string, unknown>; profileDir?: string } = {},
 ): Promise<Engine> {
   const browser = await puppeteer.launch({
+    // A profile of the test's, which puppeteer leaves in place on close (else a temporary one it removes).
+    ...(profileDir !== undefined ? { userDataDir: profileDir } : {}),
     browser: 'firefox',
     protocol: 'webDriverBiDi',
     executablePath: findFirefox(),

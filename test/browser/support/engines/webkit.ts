@@ -134,7 +134,8 @@ export class PageError extends Error {
   }
 }
 
-export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { disk: boolean; evaluateTimeout?: number }): Promise<Engine> {
+/** `dataDir` (webkit-disk): the data folder to use and leave in place on close, instead of a temporary one. */
+export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000, dataDir: keptDir }: { disk: boolean; evaluateTimeout?: number; dataDir?: string }): Promise<Engine> {
   const name = disk ? 'webkit-disk' : 'webkit';
   const driverPath = findWebKitWebDriver();
   let binary: string;
@@ -142,7 +143,7 @@ export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { d
   let dataDir: string | undefined;
   if (disk) {
     checkLauncher();
-    dataDir = mkdtempSync(join(tmpdir(), 'swbucket-webkit-'));
+    dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'swbucket-webkit-'));
     binary = WEBKIT_LAUNCHER;
     args = ['--automation', `--data-dir=${dataDir}`];
   } else {
@@ -160,7 +161,7 @@ export async function launchWebKitEngine({ disk, evaluateTimeout = 60_000 }: { d
       }
     }
   };
-  if (dataDir) cleanups.push(() => rmSync(dataDir!, { recursive: true, force: true }));
+  if (dataDir && keptDir === undefined) cleanups.push(() => rmSync(dataDir!, { recursive: true, force: true }));
   try {
     const xvfb = await startXvfb();
     cleanups.push(() => xvfb.stop());
