@@ -42,6 +42,7 @@ const CROSS_ENGINE_TESTS = [
   'test/browser/engine-lifecycle.test.ts',
   'test/browser/engine-s3.test.ts',
   'test/browser/engine-replica.test.ts',
+  'test/browser/engine-replica-cache.test.ts',
 ];
 
 export default defineConfig({

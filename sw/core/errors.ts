@@ -2,7 +2,7 @@
 // parser throw their own errors, which asSvcError() names here; handler.ts turns the result (and
 // anything unexpected, as InternalError) into the XML error body of docs/protocol.md, "Errors".
 import { XmlError, xmlResponse } from './xml.ts';
-import { StoreLimitError, StoreQuotaError } from '../store/errors.ts';
+import { NotFetchedError, StoreLimitError, StoreQuotaError } from '../store/errors.ts';
 import { ChunkedBodyError } from '../../protocol/aws-chunked.ts';
 
 const STATUS = {
@@ -48,6 +48,7 @@ const STATUS = {
   BucketAlreadyExists: 409,
   BucketNotEmpty: 409,
   InvalidBucketState: 409,
+  InvalidObjectState: 403,
   AccountNotEmpty: 409,
   ImportConflict: 409,
   InvalidRange: 416,
@@ -98,6 +99,8 @@ export function asSvcError(e: unknown): SvcError | undefined {
   if (e instanceof XmlError) return new SvcError('MalformedXML', e.detail);
   if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', e.message);
   if (e instanceof StoreLimitError) return new SvcError('InvalidArgument', e.message);
+  // S3 answers the same for an archived object not restored: the bytes are elsewhere.
+  if (e instanceof NotFetchedError) return new SvcError('InvalidObjectState', `${e.message} GET it first (a GET fetches it), then try again.`);
   if (e instanceof ChunkedBodyError) return new SvcError(e.code, e.message);
   return undefined;
 }

@@ -10,6 +10,7 @@ import { DEFAULT_ENDPOINTS, DIALECTS, signatureDialect, type Dialect, type Diale
 import { applyCors, corsPreflight, guardedHeaders } from './cors.ts';
 import type { Context } from './context.ts';
 import type { CorsRule, Store } from '../store/types.ts';
+import { NotFetchedError } from '../store/errors.ts';
 import { redactEntry } from './redact.ts';
 
 export interface LogEntry {
@@ -68,7 +69,16 @@ export interface HandlerOptions {
    * the page would meet it in production, and the rules are checked as a preflight would check them.
    */
   corsRefusal?: 'headers' | 'network-error';
+  /**
+   * Fetches the bytes of an object a replica in the read-through `cache` mode only lists
+   * (sw/replica/), so that a request that needs them runs again; rejects with an SvcError
+   * (ServiceUnavailable) when the remote cannot give them.
+   */
+  fetchMissing?: (bucket: string, key: string) => Promise<void>;
 }
+
+/** How many objects a request may fetch on the way (a GET one; an export of a cache bucket could need many). */
+const FETCHES_PER_REQUEST = 3;
 
 /** Headers every response exposes to a cross-origin page, beyond the dialect's own ones it carries. */
 const EXPOSED = [
@@ -212,6 +222,22 @@ export function createHandler(options: HandlerOptions): Handle {
       code = 'CORSNotAllowed';
       return Response.error();
     };
+    /**
+     * The operation, run again after fetching an object a cache-mode replica only lists. Only a
+     * request without a body runs twice (GET, HEAD, a copy, a move): a body is read once.
+     */
+    const sentNoBody = req.method === 'GET' || req.method === 'HEAD' || (!req.headers.has('transfer-encoding') && (req.headers.get('content-length') ?? '0') === '0');
+    const spare = options.fetchMissing && sentNoBody && req.method !== 'GET' && req.method !== 'HEAD' ? req.clone() : undefined;
+    const runFetching = async (op: (ctx: Context) => Promise<Response>, c: Context): Promise<Response> => {
+      for (let fetched = 0; ; fetched++) {
+        try {
+          return await op(fetched === 0 || !spare ? c : { ...c, req: spare.clone() });
+        } catch (e) {
+          if (!(e instanceof NotFetchedError) || !options.fetchMissing || !sentNoBody || fetched === FETCHES_PER_REQUEST) throw e;
+          await options.fetchMissing(e.bucket, e.key);
+        }
+      }
+    };
     try {
       const url = new URL(req.url);
       // The signature's dialect, else the host's: a client signs in the dialect it speaks.
@@ -251,7 +277,7 @@ export function createHandler(options: HandlerOptions): Handle {
           store: options.store, now, endpoint: endpoints[dialect.name], dialect, contentLength: options.contentLength ?? 'header',
           bytesIn: 0, ...(payload ? { payload } : {}), ...(bodyRead ? { bodyRead } : {}),
         };
-        res = await route.op(ctx);
+        res = await runFetching(route.op, ctx);
       }
       res = withBucketCors(complete(res));
     } catch (e) {

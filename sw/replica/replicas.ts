@@ -10,7 +10,8 @@ import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts'
 import { expiringSoon } from '../../protocol/instance.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { checkRemote, type CheckResult } from './check.ts';
-import { probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
+import { fetchListed, probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
+import { SvcError } from '../core/errors.ts';
 
 export type { Credentials, Guarantees, Mode, Policy, RemoteBucket };
 
@@ -24,7 +25,11 @@ export interface ReplicaConfig {
   };
   /** Temporary credentials from the app's backend, asked again before they expire; never stored. */
   getCredentials?: () => Promise<Credentials>;
-  /** 'two-way' (default), 'push' (local to remote only) or 'pull' (remote to local only). */
+  /**
+   * 'two-way' (default), 'push' (local to remote only), 'pull' (remote to local only), or 'cache':
+   * two-way, but what the remote holds is listed here without its bytes, fetched and kept on the
+   * first read.
+   */
   mode?: Mode;
   /** What a conflict comes to: 'keep-both' (default), 'remote-wins', 'local-wins', or a function of both. */
   policy?: Policy;
@@ -122,6 +127,11 @@ export interface Replicas {
   dismissConflict(bucket: string, id: string): Promise<void>;
   /** The keys of `bucket` changed locally and not yet pushed. */
   pending(bucket: string): Promise<string[]>;
+  /**
+   * Fetches the bytes of `key`, listed from the remote without them (the `cache` mode), into the
+   * bucket. The service calls it when a request needs them; rejects when the remote cannot give them.
+   */
+  fetchObject(bucket: string, key: string): Promise<void>;
   /**
    * What the replica's remote lacks for a sync to work: reachable with its credentials, conditional
    * writes honoured, ETags shown, and for a page's `origin` the CORS rules a sync needs.
@@ -298,9 +308,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     return total;
   }
 
+  const remoteOf = (k: Kept): Remote => createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {});
+
   async function roundOf(k: Kept, allowDeletes: boolean): Promise<RoundResult> {
     const ref = await refOf(k.bucket);
-    const remote: Remote = createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {});
+    const remote: Remote = remoteOf(k);
     let guarantees = k.guarantees;
     if (!guarantees) {
       guarantees = await probe(remote, k.device);
@@ -406,6 +418,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       await store.replica.dismissConflict(await refOf(bucket), id);
       await announce(bucket);
     },
+    async fetchObject(bucket, key) {
+      const k = await kept(bucket);
+      if (!k) throw new Error(`${bucket} has no replica to fetch ${key} from.`);
+      await fetchListed(store, await refOf(bucket), remoteOf(k), key, now);
+    },
     async pending(bucket) {
       const view = await store.replica.view(await refOf(bucket));
       return view === 'noSuchBucket' ? [] : [...view.outbox.keys()];
@@ -413,7 +430,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     async check(bucket, origin) {
       const k = await kept(bucket);
       if (!k) throw new Error(`${bucket} has no replica.`);
-      return checkRemote(createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {}), k.device, origin);
+      return checkRemote(remoteOf(k), k.device, origin);
     },
     nudge(bucket) {
       if (!live.has(bucket)) return;
@@ -433,5 +450,19 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       started = false;
       for (const l of live.values()) if (l.timer) clearTimeout(l.timer);
     },
+  };
+}
+
+/**
+ * The handler's `fetchMissing` over `replicas`: a request that needs an object the cache mode only
+ * lists waits for its bytes, or is answered 503 saying why they could not be fetched.
+ */
+export function fetchMissingVia(replicas: Replicas): (bucket: string, key: string) => Promise<void> {
+  return async (bucket, key) => {
+    try {
+      await replicas.fetchObject(bucket, key);
+    } catch (e) {
+      throw new SvcError('ServiceUnavailable', `${key} is listed from the remote and not kept here yet, and fetching it failed: ${(e as Error).message}`);
+    }
   };
 }

@@ -13,8 +13,12 @@ import type { BucketRef, ConflictRecord, ObjectRecord, OutboxEntry, SeenState, S
 import { RemoteError, type Condition, type Remote, type RemoteEntry } from './remote.ts';
 import { CONFLICT_META } from '../store/rules/replica.ts';
 
-/** Which way changes go: both (default), only local to remote, only remote to local. */
-export type Mode = 'two-way' | 'push' | 'pull';
+/**
+ * Which way changes go. 'two-way'; 'push' (local to remote only); 'pull' (remote to local only); 'cache': two-way, but
+ * what the remote holds is listed here without its bytes, fetched by the first request that needs
+ * them (a read-through cache).
+ */
+export type Mode = 'two-way' | 'push' | 'pull' | 'cache';
 
 /** A key changed on both sides since its last sync, as a policy function sees it. */
 export interface ConflictCase {
@@ -169,6 +173,11 @@ function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, Sy
     const L = view.objects.get(key);
     const O = view.outbox.get(key);
     const seen = { etag: L?.etag ?? null, change: O?.change ?? null };
+    if (L?.notFetched && O) {
+      // A listed-only object is never a local change (a bucket bound again with one): it is no data.
+      actions.push(R && R.etag === L.etag ? { do: 'settle', key, seen, sync: { remoteEtag: R.etag, localEtag: L.etag, size: L.size, syncedAt: 0 } } : { do: 'delete-local', key, seen });
+      continue;
+    }
     const localChanged = O !== undefined;
     const remoteChanged = S ? !R || R.etag !== S.remoteEtag : R !== undefined;
     if (!localChanged && !remoteChanged) {
@@ -198,7 +207,7 @@ function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, Sy
       actions.push({ do: 'delete-local', key, seen });
       continue;
     }
-    if (mode !== 'two-way') {
+    if (mode === 'push' || mode === 'pull') {
       // One-way: the side that leads wins, and nothing is lost: the other's version is kept beside it.
       const c: ConflictCase = { key, local: !L ? 'deleted' : S ? 'changed' : 'new', remote: !R ? 'deleted' : S ? 'changed' : 'new', ...(L ? { localObject: L } : {}), ...(R ? { remoteEntry: R } : {}) };
       actions.push({ do: 'conflict', key, seen, c, ...(S ? { synced: S } : {}) });
@@ -241,6 +250,38 @@ async function pool<T>(items: T[], n: number, job: (item: T) => Promise<void>): 
   if (failure !== undefined) throw failure;
 }
 
+/** What a pull stores of a remote object: its bytes (ETag here: their MD5), its headers, and the remote's entry. */
+async function fetchObject(remote: Remote, key: string, now: number) {
+  const got = await remote.get(key);
+  if (!got) return undefined;
+  const etag = await md5OfBlob(got.body);
+  return {
+    entry: got.entry,
+    incoming: { object: { key, size: got.body.size, etag, lastModified: got.entry.lastModified || now, ...got.headers }, body: got.body as Blob | null },
+  };
+}
+
+/** A remote object as the cache mode lists it: size, ETag and date, no bytes and no headers until fetched. */
+function listedOnly(entry: RemoteEntry, now: number) {
+  return {
+    entry,
+    incoming: { object: { key: entry.key, size: entry.size, etag: entry.etag, lastModified: entry.lastModified || now, contentType: 'application/octet-stream', headers: {}, meta: [] }, body: null },
+  };
+}
+
+/**
+ * Fetches the bytes of `key`, listed only (cache mode), into the bucket, as a pull: outside the
+ * outbox, and only while the key is still that listed object. A key the remote no longer holds
+ * goes here too.
+ */
+export async function fetchListed(store: Store, bucket: BucketRef, remote: Remote, key: string, now: () => number): Promise<void> {
+  const object = await store.headObject(bucket, key);
+  if (object === 'noSuchBucket' || !object?.notFetched) return;
+  const seen = { etag: object.etag, change: null };
+  const got = await fetchObject(remote, key, now());
+  await store.replica.pulled(bucket, key, seen, got?.incoming ?? null, got ? syncOf(got.entry, got.incoming.object, now()) : null);
+}
+
 export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const { store, bucket, remote } = o;
   const result: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
@@ -276,16 +317,8 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const progress = (phase: 'pushing' | 'pulling', key: string) => o.onProgress?.({ phase, key, done: ++done, total });
   const defer = (key: string): void => void result.deferred.push(key);
 
-  /** The remote's object as a local write will store it: its bytes, its ETag here, the remote's entry. */
-  const fetchRemote = async (key: string) => {
-    const got = await remote.get(key);
-    if (!got) return undefined;
-    const etag = await md5OfBlob(got.body);
-    return {
-      entry: got.entry,
-      incoming: { object: { key, size: got.body.size, etag, lastModified: got.entry.lastModified || o.now(), ...got.headers }, body: got.body },
-    };
-  };
+  /** The remote's object as a local write will store it (in the cache mode, as listed: no bytes). */
+  const fetchRemote = async (key: string, listedAs: RemoteEntry) => (o.mode === 'cache' ? listedOnly(listedAs, o.now()) : fetchObject(remote, key, o.now()));
 
   /** Pushes the key's current local object over what the remote holds (`condition`); the remote's new ETag. */
   const pushObject = async (key: string, seen: SeenState, condition: Condition): Promise<{ etag: string; versionId?: string; object: ObjectRecord } | 'changed' | 'preconditionFailed'> => {
@@ -328,7 +361,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
         return progress('pushing', a.key);
       }
       case 'pull': {
-        const got = await fetchRemote(a.key);
+        const got = await fetchRemote(a.key, a.remote);
         if (!got) return defer(a.key);
         const made = await store.replica.pulled(bucket, a.key, a.seen, got.incoming, syncOf(got.entry, got.incoming.object, o.now()));
         if (typeof made !== 'object') return defer(a.key);
@@ -401,7 +434,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
       return progress('pushing', a.key);
     }
     // The remote's version takes the key; under 'both' the local one is kept beside it.
-    const got = c.remoteEntry ? await fetchRemote(a.key) : undefined;
+    const got = c.remoteEntry ? await fetchRemote(a.key, c.remoteEntry) : undefined;
     if (c.remoteEntry && !got) return defer(a.key);
     const keptAt = resolution === 'both' && c.localObject ? conflictName(a.key, o.device, at, taken) : undefined;
     if (keptAt) view.objects.set(keptAt, c.localObject!); // taken, for any later conflict of this round

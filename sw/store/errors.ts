@@ -25,3 +25,14 @@ export function isQuotaError(e: unknown): boolean {
 export class StoreLimitError extends Error {
   override readonly name = 'StoreLimitError';
 }
+
+/**
+ * The object is listed from a replica's remote but its bytes are not here yet (a bucket in the
+ * read-through `cache` mode): whoever asked fetches them (the replica) and asks again.
+ */
+export class NotFetchedError extends Error {
+  override readonly name = 'NotFetchedError';
+  constructor(readonly bucket: string, readonly key: string) {
+    super(`${key} in ${bucket} is listed from the remote and not fetched yet.`);
+  }
+}

@@ -147,6 +147,11 @@ export interface ObjectRecord extends ObjectHeaders {
   parts?: ObjectPart[];
   /** The multipart upload that made it: Complete of that upload, retried, is answered again (S3). */
   uploadId?: string;
+  /**
+   * Listed from a replica's remote in the read-through `cache` mode, its bytes not fetched yet: no
+   * chunks; size, ETag and date are the remote's. Reading its body throws NotFetchedError.
+   */
+  notFetched?: true;
 }
 
 export interface ObjectPart {
@@ -383,16 +388,19 @@ export interface ReplicaLedger {
   view(bucket: BucketRef): Promise<{ objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> } | NoSuchBucket>;
   /** A push landed: the key's sync state (null: gone on both sides); its outbox entry goes while it is the change pushed. */
   pushed(bucket: BucketRef, key: string, change: string | null, sync: Omit<SyncRecord, 'bucket' | 'key'> | null): Promise<SyncWrite>;
-  /** The remote's object (with its body) made current at the key outside the outbox, or null: the key's object deleted. */
+  /**
+   * The remote's object (with its body; a null body with `notFetched`: listed only, for the cache
+   * mode) made current at the key outside the outbox, or null: the key's object deleted.
+   */
   pulled(
     bucket: BucketRef, key: string, seen: SeenState,
-    incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored } | null,
+    incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored | null } | null,
     sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
   ): Promise<SyncWrite<ObjectRecord | 'deleted'>>;
   /** Both changed: the local version moves to `conflict.keptAt` (pushed as its own key), the remote's takes the key, the conflict is recorded. */
   keepBoth(
     bucket: BucketRef, key: string, seen: SeenState,
-    incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored } | null,
+    incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored | null } | null,
     sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
     conflict: ConflictRecord,
   ): Promise<SyncWrite>;

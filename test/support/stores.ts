@@ -119,7 +119,13 @@ export function integrity(c: Omit<StoreContents, 'uploadKeys' | 'exactUsage' | '
     unreferenced: c.bodies.filter((b) => !seen.has(b.id)).map((b) => b.id),
     dangling: refs.filter((r) => !bodySize.has(r.id)).map((r) => `${r.what}: ${r.id}`),
     shared: [...seen].filter(([, n]) => n > 1).map(([id]) => id),
-    wrongSize: refs.filter((r) => bodySize.has(r.id) && bodySize.get(r.id) !== r.size).map((r) => `${r.what}: ${r.id}`),
+    wrongSize: [
+      ...refs.filter((r) => bodySize.has(r.id) && bodySize.get(r.id) !== r.size).map((r) => `${r.what}: ${r.id}`),
+      // An object's chunks make its size, unless it is only listed from a replica's remote (no chunks yet).
+      ...[...c.objects, ...c.versions]
+        .filter((o) => (o.notFetched ? o.chunks.length > 0 : o.chunks.reduce((n, ch) => n + ch.size, 0) !== o.size))
+        .map((o) => `${o.bucket}/${o.key}@${o.versionId ?? 'null'}: chunks of ${o.chunks.reduce((n, ch) => n + ch.size, 0)} bytes, size ${o.size}`),
+    ],
     strays: [
       ...c.parts.filter((p) => !uploads.has(p.uploadId)).map((p) => `part ${p.uploadId}/${p.partNumber}`),
       ...c.uploads.filter((u) => buckets.get(u.bucket)?.id !== u.bucketId).map((u) => `upload ${u.uploadId}`),

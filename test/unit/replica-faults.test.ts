@@ -13,7 +13,8 @@ import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { createHandler } from '../../sw/core/handler.ts';
-import { createReplicas, type ReplicaConfig } from '../../sw/replica/replicas.ts';
+import { createClient } from '../../src/client/index.ts';
+import { createReplicas, fetchMissingVia, type ReplicaConfig } from '../../sw/replica/replicas.ts';
 import { RemoteError } from '../../sw/replica/remote.ts';
 import { openTestStore, SOUND, contents, integrity } from '../support/stores.ts';
 import { encodeS3Key, s3 } from '../support/s3-sign.ts';
@@ -80,12 +81,12 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
   /** A device: a store, the handler over it as an app uses it, and a replica of `Bucket` through the proxy. */
   async function device(Bucket: string, o: Partial<ReplicaConfig> = {}) {
     const { store } = await openTestStore('memory');
-    const handle = createHandler({ store });
     const replicas = createReplicas({ store });
+    const handle = createHandler({ store, fetchMissing: fetchMissingVia(replicas) });
     await replicas.add({ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials }, ...o });
-    const call = async (method: string, key: string, body?: Uint8Array) => {
-      const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeS3Key(key)}`, body === undefined ? undefined : new Uint8Array(body)));
-      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    const call = async (method: string, key: string, body?: Uint8Array, headers: Record<string, string> = {}) => {
+      const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeS3Key(key)}`, body === undefined ? undefined : new Uint8Array(body), { headers }));
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), headers: res.headers };
     };
     const put = async (key: string, body: Uint8Array) => expect((await call('PUT', key, body)).status).toBe(200);
     const read = async (key: string) => {
@@ -97,7 +98,7 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
       return [...(await r.text()).matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!).sort();
     };
     const status = async () => (await replicas.status())[0]!;
-    return { store, replicas, call, put, read, keys, status, sync: async () => (await replicas.syncNow())[0]! };
+    return { store, replicas, handle, call, put, read, keys, status, sync: async () => (await replicas.syncNow())[0]! };
   }
   const sound = async (store: Store) => expect(integrity(await contents(store))).toEqual(SOUND);
   /** Requests the remote answered with a 2xx, of those matching `m`. */
@@ -311,5 +312,67 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     expect(String(await remoteBytes(Bucket, 'c.txt'))).toBe('c');
     const head = await sdk.send(new HeadObjectCommand({ Bucket, Key: 'c.txt' }));
     expect(head.ContentLength).toBe(1);
+  });
+
+  it('the cache mode lists the remote without its bytes; the first read fetches an object and keeps it (read again with the remote down); one not fetched is a 503 then; copies and writes go out as in two-way', async () => {
+    const Bucket = await remoteBucket();
+    const big = randomBytes(300_000);
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'a.txt', Body: 'alpha', ContentType: 'text/plain', Metadata: { album: 'summer' } }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'big.bin', Body: big }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'c.txt', Body: 'gamma' }));
+    const d = await device(Bucket, { mode: 'cache' });
+    expect((await d.sync()).pulled).toEqual(['a.txt', 'big.bin', 'c.txt']);
+    // Listed, with the remote's sizes; no object's bytes were read.
+    expect(proxy.requests({ method: 'GET', key: /^(a\.txt|big\.bin|c\.txt)$/ })).toEqual([]);
+    const before = await contents(d.store);
+    expect(before.objects.map((o) => [o.key, o.size, o.notFetched === true])).toEqual([['a.txt', 5, true], ['big.bin', 300_000, true], ['c.txt', 5, true]]);
+    expect(before.bodies).toEqual([]);
+    expect(await d.keys()).toEqual(['a.txt', 'big.bin', 'c.txt']);
+    // With versioning Enabled here, the fetched object is the key's only version: a listing is none.
+    const versioning = new TextEncoder().encode('<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Status>Enabled</Status></VersioningConfiguration>');
+    expect((await d.handle(await s3('PUT', 'http://photos.s3.localhost/?versioning', versioning))).status).toBe(200);
+    // The first GET fetches, with the remote's headers; the second reads what was kept.
+    const a = await d.call('GET', 'a.txt');
+    expect([a.status, String(a.bytes), a.headers.get('content-type'), a.headers.get('x-amz-meta-album')]).toEqual([200, 'alpha', 'text/plain', 'summer']);
+    expect(String((await d.call('GET', 'a.txt')).bytes)).toBe('alpha');
+    expect(landed({ method: 'GET', key: 'a.txt' })).toHaveLength(1);
+    const versions = await (await d.handle(await s3('GET', 'http://photos.s3.localhost/?versions&prefix=a.txt'))).text();
+    expect(versions.match(/<Version>/g)).toHaveLength(1);
+    const head = await d.call('HEAD', 'big.bin');
+    expect([head.status, head.headers.get('content-length')]).toEqual([200, '300000']);
+    expect(landed({ method: 'GET', key: 'big.bin' }), 'a HEAD fetches too: the listing has no headers').toHaveLength(1);
+    expect(md5((await d.read('big.bin'))!)).toBe(md5(big));
+    // Offline: what was fetched is here; what was not is a 503 that says why.
+    await proxy.down('refuse');
+    try {
+      expect(String(await d.read('a.txt'))).toBe('alpha');
+      const c = await d.call('GET', 'c.txt');
+      expect(c.status).toBe(503);
+      expect(String(c.bytes)).toMatch(/<Code>ServiceUnavailable<\/Code>.*c\.txt is listed from the remote and not kept here yet, and fetching it failed: .*no answer/s);
+    } finally {
+      await proxy.up();
+    }
+    // An export needs every object's bytes: a request fetches three at most, then says what to do.
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'd.txt', Body: 'delta' }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'e.txt', Body: 'epsilon' }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'f.txt', Body: 'phi' }));
+    await d.sync();
+    const svc = createClient({ endpoint: 'http://svc.localhost', accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret', fetch: ((input: RequestInfo | URL, init?: RequestInit) => d.handle(new Request(input, init))) as typeof fetch });
+    const exported = await svc.exportArchive({ buckets: ['photos'] }).then(() => null, (e: unknown) => e);
+    expect(exported).toMatchObject({ status: 403, code: 'InvalidObjectState', message: expect.stringMatching(/not fetched yet\. GET it first/) });
+    // A copy of an object not fetched fetches it on the way; it and a new write are pushed.
+    expect((await d.call('PUT', 'c2.txt', undefined, { 'x-amz-copy-source': `/photos/c.txt` })).status).toBe(200);
+    await d.put('new.txt', Buffer.from('new'));
+    expect((await d.sync()).pushed.sort()).toEqual(['c2.txt', 'new.txt']);
+    expect(String(await remoteBytes(Bucket, 'c2.txt'))).toBe('gamma');
+    // A remote change is listed again (its bytes fetched on the next read); a remote delete goes.
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'a.txt', Body: 'alpha 2' }));
+    await sdk.send(new DeleteObjectCommand({ Bucket, Key: 'big.bin' }));
+    const round = await d.sync();
+    expect([round.pulled, round.deletedLocal]).toEqual([['a.txt'], ['big.bin']]);
+    expect(String(await d.read('a.txt'))).toBe('alpha 2');
+    expect(await d.keys()).toEqual(['a.txt', 'c.txt', 'c2.txt', 'd.txt', 'e.txt', 'f.txt', 'new.txt']);
+    expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    await sound(d.store);
   });
 });

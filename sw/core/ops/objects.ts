@@ -1,6 +1,7 @@
 // Object operations: PUT, GET, HEAD, DELETE, Delete Multiple, Copy, Move, PUT Object Meta. Where
 // the dialects differ (dialect.ts), the difference is read from ctx.dialect.
 import { SvcError, fail } from '../errors.ts';
+import { NotFetchedError } from '../../store/errors.ts';
 import { limits } from '../limits.ts';
 import { checkObjectAcl, ownedBucket, readableBucket } from '../access.ts';
 import { readBody, readXmlBody } from '../body.ts';
@@ -294,6 +295,8 @@ export async function headObject(ctx: Context): Promise<Response> {
     ? nullVersion(inBucket(await ctx.store.headObject(bucket, ctx.key)))
     : inBucket(await ctx.store.headObject(bucket, ctx.key, versionId)))
     ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
+  // Listed from a replica's remote only: its headers come with its bytes (the handler fetches them).
+  if (object.notFetched) throw new NotFetchedError(bucket.name, ctx.key);
   const unchanged = conditional(ctx, object);
   if (unchanged) return unchanged;
   const headers = objectResponseHeaders(ctx, object, null);

@@ -18,6 +18,7 @@ import { hold, release } from './holds.ts';
 import { BODIES, HELD_BODIES, PIECES, type BodyRecord } from '../schema.ts';
 import { PieceBody, blobOf, cutIntoPieces, type ReadLease, type Segment } from '../pieces.ts';
 import type { Bytes, ObjectRecord, Stored } from '../types.ts';
+import { NotFetchedError } from '../errors.ts';
 
 export interface BodySizes {
   /** Bodies up to this size are kept as bytes in their record. */
@@ -182,6 +183,7 @@ export function* readBody(
   engine: Engine,
   sizes: BodySizes,
 ): Generator<Read, Stored, unknown> {
+  if (object.notFetched) throw new NotFetchedError(object.bucket, object.key);
   const wanted = object.chunks.filter((c) => !known.has(c.id));
   const fetched = yield* all(...wanted.map((c) => getRead(BODIES, [c.id])));
   fetched.forEach((r, i) => r && known.set(wanted[i]!.id, r));

@@ -5,7 +5,7 @@
 // authorised for.
 import { all, get, getRead, range, type Read } from '../engine/types.ts';
 import { BUCKETS, OBJECTS, OUTBOX, VERSIONS } from '../schema.ts';
-import { StoreLimitError } from '../errors.ts';
+import { NotFetchedError, StoreLimitError } from '../errors.ts';
 import type { BucketRecord, ConditionRefusal, DeleteOutcome, ObjectHeaders, ObjectRecord, QuotaRefusal, WriteCondition } from '../types.ts';
 import { dropBodies, idsOf } from './bodies.ts';
 import { charge, type WriteStep } from './usage.ts';
@@ -58,10 +58,12 @@ export function* makeCurrent(
   const refused = condition?.(old);
   if (refused) return refused;
   const keepHistory = bucket.versioning === 'Enabled';
-  const delta = added - freed - (old && !keepHistory ? old.size : 0);
+  // An object only listed from a replica's remote (cache mode) has no bytes here: no version to keep.
+  const keepOld = keepHistory && !old?.notFetched;
+  const delta = added - freed - (old && !keepOld ? old.size : 0);
   if (!(yield* charge(s, bucket, delta))) return 'quotaExceeded';
   let counter = bucket.nextVersionId;
-  if (old && keepHistory) s.w.put(VERSIONS, { ...old, versionId: old.versionId ?? counter++ });
+  if (old && keepOld) s.w.put(VERSIONS, { ...old, versionId: old.versionId ?? counter++ });
   else yield* dropBodies(s.w, idsOf(old), s.pieces);
   const made: ObjectRecord = keepHistory ? { ...next, versionId: counter++ } : { ...next };
   if (counter - 1 > MAX_VERSION_ID) {
@@ -173,6 +175,8 @@ export function* restore(
 export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: string, lastModified: number, meta: [string, string][] = []): Generator<Read, ObjectRecord | 'noSuchKey', unknown> {
   const source = yield* get(OBJECTS, [bucket.name, from]);
   if (!source) return 'noSuchKey';
+  // Its new key must be pushed with its bytes: fetched first.
+  if (source.notFetched) throw new NotFetchedError(bucket.name, from);
   s.w.delete(OBJECTS, [bucket.name, from]);
   noteChange(s, bucket, from);
   // The bytes change key, not owner: nothing is added; the source's history stays at its key.
@@ -187,6 +191,7 @@ export function* move(s: ObjectStep, bucket: BucketRecord, from: string, to: str
 export function* replaceMeta(s: ObjectStep, bucket: BucketRecord, key: string, headers: ObjectHeaders, lastModified: number): Generator<Read, 'ok' | 'noSuchKey', unknown> {
   const object = yield* get(OBJECTS, [bucket.name, key]);
   if (!object) return 'noSuchKey';
+  if (object.notFetched) throw new NotFetchedError(bucket.name, key);
   s.w.put(OBJECTS, { ...object, ...headers, lastModified });
   noteChange(s, bucket, key);
   return 'ok';

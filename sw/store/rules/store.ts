@@ -141,6 +141,11 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
     return prepared;
   };
 
+  /** A pulled object's record: its body's one chunk, or none when it is only listed (`notFetched`). */
+  const incomingRecord = (object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, bucket: string, key: string, id: string, prepared: { size: number } | undefined) => (prepared
+    ? { ...object, key, bucket, chunks: [{ id, size: prepared.size }] }
+    : { ...object, key, bucket, chunks: [], notFetched: true as const });
+
   const store: Store & { readonly caches: Caches } = {
     caches,
     // Blobs an engine keeps are handles onto stored bytes; any other body read whole is a copy.
@@ -357,20 +362,20 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       view: (ref) => bucketRead(ref, [OBJECTS, SYNCED, OUTBOX], () => view(ref.name)),
       pushed: (ref, key, change, sync) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => pushed(s, bucket, key, change, sync))),
       async pulled(ref, key, seen, incoming, sync) {
-        const prepared = incoming ? await withBody(incoming.body) : undefined;
+        const prepared = incoming?.body ? await withBody(incoming.body) : undefined;
         return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
-          const id = incoming ? bodyId(bucket.id, key) : '';
-          const made = yield* pulled(s, bucket, key, seen, incoming ? { ...incoming.object, key, bucket: bucket.name, chunks: [{ id, size: prepared!.size }] } : null, sync);
-          if (typeof made === 'object') putBody(s.w, id, prepared!);
+          const id = prepared ? bodyId(bucket.id, key) : '';
+          const made = yield* pulled(s, bucket, key, seen, incoming ? incomingRecord(incoming.object, bucket.name, key, id, prepared) : null, sync);
+          if (typeof made === 'object' && prepared) putBody(s.w, id, prepared);
           return made;
         }));
       },
       async keepBoth(ref, key, seen, incoming, sync, conflict) {
-        const prepared = incoming ? await withBody(incoming.body) : undefined;
+        const prepared = incoming?.body ? await withBody(incoming.body) : undefined;
         return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
-          const id = incoming ? bodyId(bucket.id, key) : '';
-          const done = yield* keepBoth(s, bucket, key, seen, incoming ? { ...incoming.object, key, bucket: bucket.name, chunks: [{ id, size: prepared!.size }] } : null, sync, { ...conflict, bucket: bucket.name });
-          if (done === 'ok' && incoming) putBody(s.w, id, prepared!);
+          const id = prepared ? bodyId(bucket.id, key) : '';
+          const done = yield* keepBoth(s, bucket, key, seen, incoming ? incomingRecord(incoming.object, bucket.name, key, id, prepared) : null, sync, { ...conflict, bucket: bucket.name });
+          if (done === 'ok' && prepared) putBody(s.w, id, prepared);
           return done;
         }));
       },

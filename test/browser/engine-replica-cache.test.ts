@@ -1,0 +1,68 @@
+// A replica in the read-through `cache` mode in this engine: the built worker lists what a bucket
+// of `swbucket serve` (S3's dialect, a separate process) holds without fetching its bytes, fetches
+// an object on the first read and keeps it. The remote is stopped to stand for offline: what was
+// read is still there, what was not is a 503 that says why.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { useServicePage } from './support/fixture.ts';
+import type { SwGlobal } from './support/engine-data-helpers.ts';
+import { serve, type Served } from '../support/serve.ts';
+import { tempDir } from '../support/stores.ts';
+
+const service = useServicePage();
+const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
+
+let remote: Served;
+let remoteData: string;
+let sdk: S3Client;
+
+beforeAll(async () => {
+  remoteData = tempDir('swbucket-cache-remote-');
+  remote = await serve(['--dialect', 's3', '--data', remoteData]);
+  sdk = new S3Client({ endpoint: remote.url, region: 'us-east-1', forcePathStyle: true, credentials: ROOT });
+}, 60_000);
+afterAll(async () => {
+  sdk?.destroy();
+  await remote?.stop();
+});
+
+/** What the page reads of `key`: status and text, or the error's code and message. */
+function read(key: string) {
+  return service.page.evaluate(async (key: string) => {
+    const { client } = (window as unknown as { swbucket: SwGlobal }).swbucket;
+    try {
+      const { response } = await client.getObject('cached', key);
+      return { status: response.status, text: await response.text(), type: response.headers.get('content-type') };
+    } catch (e) {
+      const err = e as { status?: number; code?: string; message?: string };
+      return { status: err.status, code: err.code, message: err.message };
+    }
+  }, key);
+}
+
+describe(`a replica in the cache mode in ${service.name}`, () => {
+  it('lists the remote without its bytes, fetches an object on its first read and keeps it; offline, one not read is a 503 saying why', { timeout: 90_000 }, async () => {
+    const Bucket = `cache-${service.name.replace(/[^a-z]/g, '')}-${process.pid}`;
+    await sdk.send(new CreateBucketCommand({ Bucket }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'read.txt', Body: 'read me', ContentType: 'text/plain' }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'unread.txt', Body: 'never read' }));
+    const listed = await service.page.evaluate(async (x: { url: string; bucket: string }) => {
+      const sw = (window as unknown as { swbucket: SwGlobal }).swbucket;
+      await sw.replicas.add({ bucket: 'cached', mode: 'cache', remote: { endpoint: x.url, region: 'us-east-1', bucket: x.bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } } });
+      await sw.replicas.syncNow();
+      return (await sw.client.listObjects('cached')).objects.map((o) => [o.key, o.size]);
+    }, { url: remote.url, bucket: Bucket });
+    expect(listed).toEqual([['read.txt', 7], ['unread.txt', 10]]);
+    expect(await read('read.txt')).toEqual({ status: 200, text: 'read me', type: 'text/plain' });
+    await remote.stop();
+    try {
+      expect(await read('read.txt')).toMatchObject({ status: 200, text: 'read me' });
+      const offline = await read('unread.txt');
+      expect(offline).toMatchObject({ status: 503, code: 'ServiceUnavailable' });
+      expect(offline.message).toMatch(/unread\.txt is listed from the remote and not kept here yet, and fetching it failed/);
+    } finally {
+      remote = await serve(['--dialect', 's3', '--data', remoteData], remote.port);
+    }
+    expect(await read('unread.txt')).toMatchObject({ status: 200, text: 'never read' });
+  });
+});
