@@ -3,15 +3,17 @@
 // Writes made through swbucket/client in the page; the remote read and written with the AWS SDK in
 // Node, as another device or app would. The remote is stopped and started again to stand for
 // offline; the page is reloaded with changes pending; a second profile of the engine is a second
-// device of the same user.
+// device of the same user. Through the fault proxy: a tab closed while the push it asked for is under
+// way (a multipart upload, a part held), and the whole browser quit with changes pending and started
+// again on the same profile (not in 'webkit', whose storage lives in memory).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutBucketCorsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { launchEngine, type EnginePage } from './support/engines.ts';
+import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { launchEngine, type Engine, type EnginePage } from './support/engines.ts';
 import { openServicePage } from './support/page.ts';
 import { useServicePage } from './support/fixture.ts';
-import { waitStarted, type SwGlobal } from './support/engine-data-helpers.ts';
+import { md5hex, MiB, pattern, run, waitStarted, type SwGlobal } from './support/engine-data-helpers.ts';
 import { serve, type Served } from '../support/serve.ts';
-import { startFaultProxy } from '../support/fault-proxy.ts';
+import { startFaultProxy, type Recorded } from '../support/fault-proxy.ts';
 import { tempDir } from '../support/stores.ts';
 
 const service = useServicePage();
@@ -100,6 +102,49 @@ function status(page: EnginePage, bucket: string) {
     const all = await (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.status();
     return all.find((s) => s.bucket === b) ?? null;
   }, bucket);
+}
+
+/** Binds as bind() does, with more of ReplicaConfig (multipartBytes and the like). */
+function bindWith(page: EnginePage, a: InPage, more: Record<string, unknown>): Promise<void> {
+  return run(page, async (t, x) => {
+    await t.sw.replicas.add({
+      bucket: x.bucket, remote: { endpoint: x.remoteUrl, region: 'us-east-1', bucket: x.remoteBucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+      ...x.more,
+    });
+  }, { ...a, more });
+}
+
+/** syncNow of one replica (the others this page bound may have remotes gone by now): what it pushed, or the error it rejected with. */
+function syncBucket(page: EnginePage, bucket: string): Promise<{ pushed: string[] } | { error: string }> {
+  return run(page, async (t, b) => {
+    try {
+      return { pushed: (await t.sw.replicas.syncNow({ bucket: b })).flatMap((r) => r.pushed).sort() };
+    } catch (e) {
+      return { error: `${(e as Error).name}: ${(e as Error).message}` };
+    }
+  }, bucket);
+}
+
+/** Unbinds the page's replica of `bucket` (its remote is about to go), if the page is still there. */
+const unbind = (page: EnginePage, bucket: string) => run(page, async (t, b) => t.sw.replicas.remove(b), bucket).catch(() => {});
+
+/** Waits until the replica's first round completed (it probes the remote's conditional writes). */
+async function firstRound(page: EnginePage, bucket: string): Promise<void> {
+  await expect.poll(() => status(page, bucket), { timeout: 20_000, message: `the first round of ${bucket}` })
+    .toMatchObject({ state: 'idle', lastSync: expect.any(Number) });
+}
+
+const partNumber = (r: Recorded) => Number(new URLSearchParams(r.query).get('partNumber'));
+/** The part uploads the proxy forwarded to the remote, as `partNumber:status` (status undefined while in flight). */
+const partsSent = (proxy: { requests(m: object): Recorded[] }) =>
+  proxy.requests({ method: 'PUT', query: 'partNumber' }).filter((r) => r.reachedRemote).map((r) => `${partNumber(r)}:${r.status}`);
+
+/** The remote holds exactly `bytes` at `Key`, and no multipart upload is left in `Bucket`. */
+async function expectWholeOnRemote(Bucket: string, Key: string, bytes: Uint8Array): Promise<void> {
+  const got = await sdk.send(new GetObjectCommand({ Bucket, Key }));
+  const body = await got.Body!.transformToByteArray();
+  expect({ size: body.length, md5: md5hex(body) }, `${Key} on the remote`).toEqual({ size: bytes.length, md5: md5hex(bytes) });
+  expect((await sdk.send(new ListMultipartUploadsCommand({ Bucket }))).Uploads ?? [], 'multipart uploads left on the remote').toEqual([]);
 }
 
 describe(`a replica in ${service.name}, through the worker`, () => {
@@ -212,4 +257,100 @@ describe(`a replica in ${service.name}, through the worker`, () => {
       await other.close();
     }
   });
+
+  it('a tab closed mid-push: syncNow from another tab ends the multipart push; the object whole on the remote, no part sent twice, no upload left', { timeout: 90_000 }, async () => {
+    const proxy = await startFaultProxy({ target: remote.url });
+    let tab: EnginePage | undefined;
+    let bound: string | undefined;
+    try {
+      const Bucket = await remoteBucket();
+      const bucket = (bound = `closed-${n}`);
+      tab = (await openServicePage(service.engine, service.baseURL)).page;
+      await bindWith(tab, { bucket, remoteUrl: proxy.url, remoteBucket: Bucket }, { multipartBytes: 5 * MiB });
+      await firstRound(tab, bucket);
+      // 12 MiB in three parts (5, 5 and 2 MiB); part 2 is held at the proxy, so the push is under way when the tab closes.
+      const big = { bucket, key: 'video.bin', seed: 1201, size: 12 * MiB + 3 };
+      const held = proxy.fault({ match: { method: 'PUT', query: /(^|&)partNumber=2(&|$)/ }, delayMs: 1500 });
+      await run(tab, async (t, a) => {
+        await t.sw.client.putObject(a.bucket, a.key, t.blob(a.seed, a.size));
+        // The tab asks for the round and goes before it ends.
+        void t.sw.replicas.syncNow({ bucket: a.bucket }).catch(() => {});
+      }, big);
+      await expect.poll(() => partsSent(proxy), { timeout: 30_000 }).toContain('1:200');
+      await expect.poll(() => held.hits(), { timeout: 30_000 }).toBe(1);
+      expect(proxy.requests({ method: 'POST', query: 'uploadId' }), 'no Complete yet: the push is under way').toEqual([]);
+      await tab.close();
+      tab = undefined;
+
+      expect(await syncBucket(service.page, bucket), 'syncNow from the tab still open').not.toHaveProperty('error');
+      await expect.poll(() => status(service.page, bucket), { timeout: 30_000 }).toMatchObject({ state: 'idle', pending: 0 });
+      await expectWholeOnRemote(Bucket, big.key, pattern(big.seed, big.size));
+      expect(partsSent(proxy).sort(), 'each part sent to the remote once').toEqual(['1:200', '2:200', '3:200']);
+      expect(proxy.requests({ method: 'POST', query: 'uploads' }), 'one multipart upload made').toHaveLength(1);
+      expect(await remoteKeys(Bucket)).toEqual([big.key]);
+    } finally {
+      await tab?.close();
+      if (bound) await unbind(service.page, bound);
+      await proxy.close();
+    }
+  });
+
+  // Not in 'webkit': MiniBrowser's automation session keeps its storage in memory, so there is no
+  // browser to start again on the same storage (webkit-disk is WebKit with its storage on disk).
+  if (service.name !== 'webkit') {
+    it('the browser quit with changes pending and started again on its profile: once the remote is back, each change lands once', { timeout: 120_000 }, async () => {
+      const proxy = await startFaultProxy({ target: remote.url });
+      const profileDir = tempDir(`swbucket-replica-profile-${service.name}-`);
+      let browser: Engine | undefined;
+      try {
+        const Bucket = await remoteBucket();
+        const bucket = `restarted-${n}`;
+        browser = await launchEngine(service.name, { profileDir });
+        let { page } = await openServicePage(browser, service.baseURL);
+        await bind(page, { bucket, remoteUrl: proxy.url, remoteBucket: Bucket });
+        await firstRound(page, bucket);
+        await put(page, bucket, 'edited.txt', 'as synced');
+        await put(page, bucket, 'deleted.txt', 'to be deleted');
+        await expect.poll(async () => {
+          await syncBucket(page, bucket);
+          return remoteKeys(Bucket);
+        }, { timeout: 20_000 }).toEqual(['deleted.txt', 'edited.txt']);
+
+        // The remote cannot be reached; changes wait in the outbox, and the browser quits.
+        await proxy.down();
+        await put(page, bucket, 'edited.txt', 'edited offline');
+        await put(page, bucket, 'new-1.txt', 'one');
+        await put(page, bucket, 'new-2.txt', 'two');
+        await page.evaluate(async (a: { bucket: string }) => {
+          await (window as unknown as { swbucket: SwGlobal }).swbucket.client.deleteObject(a.bucket, 'deleted.txt');
+        }, { bucket });
+        const pendingKeys = ['deleted.txt', 'edited.txt', 'new-1.txt', 'new-2.txt'];
+        await expect.poll(() => status(page, bucket), { timeout: 20_000 }).toMatchObject({ pending: 4 });
+        await browser.close();
+        browser = undefined;
+        const before = proxy.requests().length;
+
+        // Started again on the same profile: the changes are still pending, then pushed once the remote is back.
+        browser = await launchEngine(service.name, { profileDir });
+        ({ page } = await openServicePage(browser, service.baseURL));
+        expect(await status(page, bucket), 'after the restart').toMatchObject({ pending: 4 });
+        expect((await page.evaluate(async (b: string) => (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.pending(b), bucket)).sort()).toEqual(pendingKeys);
+        expect(await read(page, bucket, 'edited.txt')).toBe('edited offline');
+        await proxy.up();
+        await expect.poll(async () => {
+          await syncBucket(page, bucket);
+          return status(page, bucket);
+        }, { timeout: 30_000 }).toMatchObject({ pending: 0, state: 'idle' });
+
+        expect(await remoteKeys(Bucket)).toEqual(['edited.txt', 'new-1.txt', 'new-2.txt']);
+        expect([await remoteRead(Bucket, 'edited.txt'), await remoteRead(Bucket, 'new-1.txt'), await remoteRead(Bucket, 'new-2.txt')]).toEqual(['edited offline', 'one', 'two']);
+        // Each change went to the remote once, after the restart.
+        const writes = proxy.requests().slice(before).filter((r) => (r.method === 'PUT' || r.method === 'DELETE') && !r.key.startsWith('.swbucket/') && r.reachedRemote);
+        expect(writes.map((r) => `${r.method} ${r.key} ${r.status}`).sort()).toEqual(['DELETE deleted.txt 204', 'PUT edited.txt 200', 'PUT new-1.txt 200', 'PUT new-2.txt 200']);
+      } finally {
+        await browser?.close();
+        await proxy.close();
+      }
+    });
+  }
 });
