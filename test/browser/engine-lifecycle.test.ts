@@ -24,7 +24,9 @@
 //    reload guard left, writes seen across pages, the second page alone after the first closed).
 // 2. The worker stopped between requests (every acknowledged write whole afterwards), during large
 //    PUTs (each object absent or whole, every acknowledged one there, no body orphaned or cut short)
-//    and during a large GET (the read may fail, never completes with other bytes).
+//    and during a large GET (the read may fail, never completes with other bytes). A replica's
+//    multipart push stopped with a part on its way (held at the fault proxy) goes on in the next
+//    worker: only the parts not landed are sent, the object is whole on the remote, no upload left.
 // 3. A new build of sw.js at the same URL, with one schema step more, takes over (once the old
 //    build is idle: sw/takeover.ts) while requests flow: none hangs or fails (in Firefox and WebKit a
 //    plain fetch() may, in the moment before the swap; swbucket/client's never), the page ends
@@ -35,9 +37,11 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { launchEngine, type Engine, type EnginePage, type EngineName } from './support/engines.ts';
 import { serve } from '../support/serve.ts';
+import { startFaultProxy, type Recorded } from '../support/fault-proxy.ts';
+import type { SwGlobal } from './support/engine-data-helpers.ts';
 import { playwrightEnginePage } from './support/engines/chromium.ts';
 import { CHROMIUM_FLAGS, findChromium } from './support/chromium.ts';
 import { copyBuiltSite, startStaticServer, type StaticServer } from './support/static-server.ts';
@@ -874,6 +878,90 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
       expect(keys).toEqual(['after.txt', 'before.txt']);
     } finally {
       sdk.destroy();
+      await remote.stop();
+    }
+  });
+
+  it('a replica\'s multipart push, the worker stopped while a part is on its way: the next syncNow sends only the parts not landed, the object whole on the remote, no upload left', { timeout: 90_000 }, async () => {
+    const remote = await serve(['--dialect', 's3']);
+    const proxy = await startFaultProxy({ target: remote.url });
+    const sdk = new S3Client({ endpoint: remote.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+    // 12 MiB pushed in three parts of 5, 5 and 2 MiB.
+    const big = { bucket: 'pushed-big', key: 'film.bin', seed: 1301, size: 12 * MiB + 9 };
+    type Answer = { error?: string; pushed?: string[]; status?: { state: string; pending: number; lastSync?: number } };
+    /**
+     * The replica's calls in the page (bind and sync, write, sync), each with a probe every
+     * 100 ms while it waits: each probe is an event, which keeps Firefox (idle timeouts of 0.1 and
+     * 0.5 s here) from stopping a worker busy with a round. Elsewhere they change nothing.
+     */
+    const call = (op: 'bind' | 'put' | 'sync', endpoint = '') => run(page, async (t, a) => {
+      const sw = (window as unknown as { swbucket: SwGlobal }).swbucket;
+      const ping = setInterval(() => void t.probe(), 100);
+      try {
+        if (a.op === 'bind') {
+          await sw.replicas.add({
+            bucket: a.big.bucket, multipartBytes: 5 * 1024 * 1024,
+            remote: { endpoint: a.endpoint, region: 'us-east-1', bucket: a.big.bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+          });
+        }
+        if (a.op === 'put') await sw.client.putObject(a.big.bucket, a.big.key, t.blob(a.big.seed, a.big.size));
+        const out: Answer = {};
+        if (a.op === 'bind' || a.op === 'sync') out.pushed = (await sw.replicas.syncNow({ bucket: a.big.bucket })).flatMap((r) => r.pushed);
+        const status = (await sw.replicas.status()).find((r) => r.bucket === a.big.bucket);
+        if (status) out.status = { state: status.state, pending: status.pending, ...(status.lastSync !== undefined ? { lastSync: status.lastSync } : {}) };
+        return out;
+      } catch (e) {
+        return { error: String(e) } as Answer;
+      } finally {
+        clearInterval(ping);
+      }
+    }, { op, endpoint, big });
+    /** Each part upload the proxy saw: `partNumber:status` once the remote answered it, `partNumber:held` for one held at the proxy. */
+    const parts = () => proxy.requests({ method: 'PUT', query: 'partNumber' })
+      .map((r: Recorded) => `${new URLSearchParams(r.query).get('partNumber')}:${r.reachedRemote ? r.status ?? r.outcome : 'held'}`);
+    try {
+      await sdk.send(new CreateBucketCommand({ Bucket: big.bucket }));
+      expect(await call('bind', proxy.url), 'bound, and a first round').toMatchObject({ pushed: [], status: { lastSync: expect.any(Number) } });
+      expect(await call('put')).toMatchObject({ status: { pending: 1 } });
+
+      // The push starts (the worker's own round after the write, or this syncNow: one round at a
+      // time); part 2 is held at the proxy, never answered nor sent on, and the worker is stopped
+      // while it waits for it.
+      const held = proxy.fault({ match: { method: 'PUT', query: /(^|&)partNumber=2(&|$)/ }, fault: { kind: 'hang' } });
+      await run(page, async (t, a) => {
+        const w = window as unknown as { swbucket: SwGlobal; ping?: ReturnType<typeof setInterval> };
+        w.ping = setInterval(() => void t.probe(), 100);
+        void w.swbucket.replicas.syncNow({ bucket: a.bucket }).catch(() => {});
+      }, big);
+      await expect.poll(() => held.hits(), { timeout: 30_000, message: `part 2 on its way (parts: ${parts().join(', ')})` }).toBe(1);
+      expect(parts(), 'part 1 landed, part 2 held').toEqual(['1:200', '2:held']);
+      expect(proxy.requests({ method: 'POST', query: 'uploadId' }), 'no Complete').toEqual([]);
+      const before = await run(page, (t) => t.probe());
+      // No more probes: Firefox stops the worker busy with the round by itself, 0.6 s after the last
+      // one (each probe here comes a second after the one before, to leave it that time).
+      await page.evaluate(() => clearInterval((window as unknown as { ping: ReturnType<typeof setInterval> }).ping));
+      if (name === 'firefox') {
+        await expect.poll(async () => {
+          const now = await run(page, (t) => t.probe());
+          return now !== null && now !== before;
+        }, { interval: 1000, timeout: 20_000, message: 'Firefox stopped the worker: another answers' }).toBe(true);
+      } else await lab.stop(page);
+
+      // The next round goes on with the upload: parts 2 and 3 only, then Complete.
+      await expect.poll(async () => (await call('sync')).status, { timeout: 30_000 }).toMatchObject({ state: 'idle', pending: 0 });
+      const got = await sdk.send(new GetObjectCommand({ Bucket: big.bucket, Key: big.key }));
+      const body = await got.Body!.transformToByteArray();
+      expect({ size: body.length, md5: md5hex(body), etag: got.ETag }, 'the object on the remote')
+        .toEqual({ size: big.size, md5: md5hex(pattern(big.seed, big.size)), etag: expect.stringMatching(/-3"$/) });
+      // Part 1 not again; the held part 2 never reached the remote (its worker is gone), the next round's did.
+      expect(parts(), 'each part sent to the remote once').toEqual(['1:200', '2:held', '2:200', '3:200']);
+      expect(proxy.requests({ method: 'POST', query: 'uploads' }), 'one multipart upload, resumed').toHaveLength(1);
+      expect((await sdk.send(new ListMultipartUploadsCommand({ Bucket: big.bucket }))).Uploads ?? [], 'uploads left on the remote').toEqual([]);
+    } finally {
+      // Unbound: its remote goes now.
+      await page.evaluate((b: string) => (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.remove(b), big.bucket).catch(() => {});
+      sdk.destroy();
+      await proxy.close();
       await remote.stop();
     }
   });
