@@ -13,6 +13,9 @@
 //   npm run bench -- --only s3         figures 11 and 12 (also `--only 11,12`, or `npm run bench -- s3`):
 //                                      S3's dialect through the worker vs SVC's, and the server in S3's
 //                                      dialect vs s3rver, the AWS SDK the client of both
+//   npm run bench -- --only replica    figure 13 alone (also `--only 13`, or `npm run bench -- replica`):
+//                                      a replica's push and pull against the AWS SDK moving the same
+//                                      objects, and what a replica costs a local PUT's acknowledgement
 //   npm run bench -- --strict          exit 1 on a missed target
 //   npm run bench -- --out DIR         write results.json and RESULTS.md to DIR instead (with --only too)
 //   npm run bench -- --no-diagnose     skip the request timelines traced at the end (evidence for RESULTS.md)
@@ -33,6 +36,7 @@ import { archiveFigure } from './figures/archive.ts';
 import { closeEngines, enginesFigure, enginesMatrix, type EnginesResult } from './figures/engines.ts';
 import { s3EdgeFigure, type S3EdgeResult } from './figures/s3-edge.ts';
 import { s3ServerFigure } from './figures/s3-server.ts';
+import { replicaFigure, type ReplicaResult } from './figures/replica.ts';
 import { diagnose, type Diagnostics } from './lib/diagnose.ts';
 
 const started = Date.now();
@@ -42,31 +46,32 @@ const log = (line: string) => console.log(`[${elapsed()}] ${line}`);
 const args = process.argv.slice(2);
 const strict = args.includes('--strict');
 /** Figures that have a name as well as a number: `--only engines`, or the name alone (`npm run bench -- engines`). */
-const NAMED: Record<string, number[]> = { engines: [10], s3: [11, 12] };
+const NAMED: Record<string, number[]> = { engines: [10], s3: [11, 12], replica: [13] };
 const figuresOf = (s: string) => (Object.hasOwn(NAMED, s) ? NAMED[s]! : [Number(s)]);
 const onlyArg = args[args.indexOf('--only') + 1];
 const onlyList = [
   ...(args.includes('--only') && onlyArg ? onlyArg.split(',').flatMap(figuresOf) : []),
   ...args.filter((a) => Object.hasOwn(NAMED, a)).flatMap(figuresOf),
 ];
-const unknown = [...(args.includes('--only') && onlyArg ? onlyArg.split(',') : [])].filter((x) => !figuresOf(x).every((n) => Number.isInteger(n) && n >= 1 && n <= 12));
+const unknown = [...(args.includes('--only') && onlyArg ? onlyArg.split(',') : [])].filter((x) => !figuresOf(x).every((n) => Number.isInteger(n) && n >= 1 && n <= 13));
 if (unknown.length) {
-  console.error(`bench: --only takes figure numbers (1–12) or names (${Object.keys(NAMED).join(', ')}), not ${unknown.join(', ')}`);
+  console.error(`bench: --only takes figure numbers (1–13) or names (${Object.keys(NAMED).join(', ')}), not ${unknown.join(', ')}`);
   process.exit(2);
 }
 const only = onlyList.length ? new Set(onlyList) : null;
 const wants = (n: number) => !only || only.has(n) || (n === 4 && (only.has(5) || only.has(7))) || (n === 2 && only.has(3)) || (n === 3 && only.has(2));
 /**
- * Figures 1–7, 9 and 11 run in Chromium, 10 in every engine (Chromium is the run's own); 8 and 12
- * (the Node server) need no browser.
+ * Figures 1–7, 9, 11 and 13 run in Chromium, 10 in every engine (Chromium is the run's own); 8 and
+ * 12 (the Node server) need no browser.
  */
-const wantsBrowser = [1, 2, 3, 4, 5, 6, 7, 9, 10, 11].some(wants);
+const wantsBrowser = [1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13].some(wants);
 /**
  * Figures 1–9 must finish in under 10 minutes (9.5, to leave time to close); figure 10 runs four
  * engines one after another, about 3 minutes on a quiet machine, and has 5 more of its own;
- * figures 11 and 12 (issue 24's S3 dialect, about 2 minutes together) have 2 more of their own.
+ * figures 11 and 12 (issue 24's S3 dialect, about 2 minutes together) have 2 more of their own;
+ * figure 13 (replicas, about 6½–8½ minutes, more on a loaded machine) 12 more.
  */
-const BUDGET_MS = (9.5 + (wants(10) ? 5 : 0) + (wants(11) || wants(12) ? 2 : 0)) * 60 * 1000;
+const BUDGET_MS = (9.5 + (wants(10) ? 5 : 0) + (wants(11) || wants(12) ? 2 : 0) + (wants(13) ? 12 : 0)) * 60 * 1000;
 
 // A run that hangs must not hold a shared machine: past the budget, close what was started (a few
 // seconds at most) and stop.
@@ -119,6 +124,11 @@ async function main(): Promise<number> {
         () => s3EdgeFigure(ctx()), (r) => r.rows);
     }
     if (wants(12)) await figure(12, 'the Node server in S3\'s dialect vs s3rver, the AWS SDK in Node the client of both', () => s3ServerFigure(log), (r) => r);
+    let replica: ReplicaResult | undefined;
+    if (wants(13)) {
+      replica = await figure(13, 'replicas: push and pull against the AWS SDK in the page, and a local PUT\'s acknowledgement with a replica paused or live',
+        () => replicaFigure(ctx()), (r) => r.rows);
+    }
     let engines: EnginesResult | undefined;
     if (wants(10)) {
       engines = await figure(10, 'engines: Chromium, Firefox, WebKit (ephemeral and on disk) against their own storage floor; pieces vs Blobs; memory of a 100 MiB PUT',
@@ -141,14 +151,14 @@ async function main(): Promise<number> {
     if (outDir) {
       // Anywhere else, any figures: e.g. `--only engines --out /tmp/engines` to read one figure's notes and explanations.
       await mkdir(outDir, { recursive: true });
-      await writeResults(outDir, rows, m, explainMisses(rows, putget, diag, engines, s3edge), METHOD_NOTES);
+      await writeResults(outDir, rows, m, explainMisses(rows, putget, diag, engines, s3edge, replica), METHOD_NOTES);
       log(`wrote ${outDir}/results.json and ${outDir}/RESULTS.md: ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
     } else if (only) {
       // The results files describe one whole run; a few figures must not pass for all of them.
       log(`--only: bench/results.json and bench/RESULTS.md left as they are (a run without --only rewrites them; --out DIR writes them there); ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
     } else {
       const dir = fileURLToPath(new URL('.', import.meta.url));
-      await writeResults(dir, rows, m, explainMisses(rows, putget, diag, engines, s3edge), METHOD_NOTES);
+      await writeResults(dir, rows, m, explainMisses(rows, putget, diag, engines, s3edge, replica), METHOD_NOTES);
       log(`wrote bench/results.json and bench/RESULTS.md: ${rows.filter((r) => r.pass).length} targets met, ${missed.length} missed`);
     }
     for (const r of missed) log(`  MISS ${r.name}: ratio ${r.ratio.toFixed(2)}, target ${r.target}`);

@@ -6,6 +6,8 @@ import type { PutGetResult } from '../figures/putget.ts';
 import type { Diagnostics } from './diagnose.ts';
 import type { EnginesResult } from '../figures/engines.ts';
 import type { S3EdgeResult } from '../figures/s3-edge.ts';
+import type { ReplicaResult, TransferId } from '../figures/replica.ts';
+import { median } from './stats.ts';
 import { explainEngines } from './explain-engines.ts';
 import { KiB, MiB, sizeName } from './stats.ts';
 
@@ -24,6 +26,7 @@ export const METHOD_NOTES: string[] = [
   'S3 through the worker (figure 11, `npm run bench -- --only 11`; `--only s3` with figure 12): the AWS SDK v3 (@aws-sdk/client-s3) and aws4fetch bundled by esbuild into one script (bench/browser/s3-page.ts) added to the built site\'s page when the figure starts, as an app\'s bundler would bundle them (test/browser/engine-s3.test.ts). Every side is a request from that page to its worker, stored in the same bucket as root: SVC through the page\'s typed client (checksum off, as in figure 2; it sends a Blob); S3 to `http://{bucket}.s3.localhost/{key}` with aws4fetch (SigV4 signed in the page, UNSIGNED-PAYLOAD, Content-Length not signed; GET read with `blob()` as SVC\'s is) and with the SDK\'s S3Client as an app uploading Blobs sets it up (`requestChecksumCalculation: \'WHEN_REQUIRED\'`, aws-sdk-js-v3 #6834; UNSIGNED-PAYLOAD, Content-Length signed; GET read with `Body.transformToByteArray()`). PUT-only sides take the SDK\'s requests apart: aws4fetch with the body\'s SHA-256 and CRC32 (x-amz-content-sha256, x-amz-checksum-crc32, computed before the clock starts), aws4fetch signing Content-Length as the SDK does (a browser withholds that header from the worker), and the SDK with its defaults and a Uint8Array body (it computes the CRC32 and the SHA-256 itself; the browser cannot send a Blob that way, #6834); and, not S3 at all, SVC\'s own PUT with its body sent in a Request made of fetch\'s arguments, as aws4fetch sends one (the page\'s hand-off of such a body, apart from the dialect). 1 KiB in samples of 20 one after another and 32 with 8 in flight, 1 MiB in samples of 4 and 16 with 4 in flight, PUT then GET of what was just written, every side in the same rounds (order rotated, a warm-up round thrown away). ms per operation (in flight: wall ÷ operations); ratio = S3\'s time ÷ SVC\'s; target ≤ 1.1 on the aws4fetch rows (the service\'s S3 edge); the SDK rows carry its client\'s cost too and are reported. Beside the rounds: the SDK with a request handler that answers at once (its own time per call), signing alone in the page, and 1 MiB PUTs to the floor worker with the body a Blob and a Uint8Array (what the browser itself costs to hand a worker bytes).',
   'The server in S3\'s dialect (figure 12, no browser): figure 8\'s `swbucket serve` in memory and s3rver 3.7.1 with a data directory, each a process of its own, the AWS SDK v3 in this process the client of both with its defaults (path style; a Buffer body\'s SHA-256 as x-amz-content-sha256 and its CRC32 as x-amz-checksum-crc32, which swbucket checks and s3rver, which only checks the header\'s form, does not; GetObject asks for the checksum back, which swbucket returns and the SDK then checks); swbucket signed as root, s3rver as its default account S3RVER/S3RVER (whose signatures it checks). 1 KiB: 40 PUTs then 40 GETs one after another, and 320 each with 16 in flight; 1 MiB: 4 PUTs then 4 GETs; ListObjectsV2 of 1,000 objects put once beforehand (3 listings per sample); 9 rounds at most in 60 s, sides rotated. Reported without targets.',
   "Archives (figure 9): an import stores each object's bytes as they arrive, then makes every object in one commit step (sw/store/rules/imports.ts). The client sends the archive's Content-MD5 by default, hashing the whole archive in a worker before sending it: that pass is the client's, as for a PUT with checksum on, and the row without it (checksum: false, like every PUT side here) shows the import's own cost. The many-objects row imports an export of 2,000 × 1 KiB objects over themselves (conflict=overwrite) against PUTs of the same 2,000 objects, 8 in flight.",
+  "Replicas (figure 13, `npm run bench -- replica`, about 6½–8½ minutes): `swbucket serve --dialect s3` in memory, a process of its own started for the figure, is the remote (root credentials, path style; it allows CORS from every origin). The replica side is the built site's worker, driven from its page through service.replicas; the AWS SDK v3 (bundled into the page no worker controls by bench/browser/replica-page.ts, `requestChecksumCalculation` and `responseChecksumValidation` 'WHEN_REQUIRED', as an app sending Blobs sets it, figure 11) is the baseline, talking to the same remote directly. Push: 1,000 × 1 KiB (and 10 × 16 MiB) PUT into a local bucket, 8 (2) in flight, then the bucket bound to a fresh remote bucket (binding puts what a bucket holds into its outbox, as each write into a bound bucket does) in 'pull' mode, whose first round probes the remote's conditional writes and pushes nothing (none of it timed); timed: add() again in two-way (the same remote: no probe; add() starts a round) and syncNow() until that round completed, checked to have pushed every object. 16 MiB is at multipartBytes' default (16 MiB, not over it): a plain PUT each; a side with multipartBytes 8 MiB (2 parts of 8 MiB) runs in the same rounds, reported without a target. Pull: the objects put on the remote once from this process; each round binds a fresh local bucket in 'push' mode (its first round probes and pulls nothing), then times add() in two-way and syncNow() until it pulled every object. The SDK's sides: PutObjects of the same Blobs (GetObjects of the same objects, each body read into a Blob with `new Response(Body).blob()`) all at once, as `Promise.all` would send them (Chromium runs 6 at a time to one host over HTTP/1.1), and 4 at a time, the replica's own pool (sw/replica/sync.ts); each PUT to a new URL costs a CORS preflight on every side. ms for the whole set, ratio = replica ÷ SDK all at once, target ≤ 1.3; rounds rotated after a warm-up round, whose replica round is traced inside the worker (fetch until the answer's headers and IndexedDB transactions from creation to complete, wrapped through CDP and put back after). Burst (one sample each): 1,000 × 1 KiB PUTs, 8 in flight, into a bucket bound to a live two-way replica against an unbound bucket, then the status announcements and the round's progress events watched until nothing came for 1.5 s. Acknowledgement: 40 × 1 KiB (8 × 1 MiB) PUTs one after another through the page's typed client (checksum off) into buckets with no replica, with a paused replica (pause(): its writes enter the outbox, nothing is pushed), both empty besides the timed keys and both holding 1,000 other objects, and with a live replica holding 1,000 objects, for which as many other writes of the size are made (not timed) and a syncNow() started just before the timed PUTs (not awaited; it ran through them, the notes say how much); the keys are the same every round, so the buckets do not grow; after each side's turn the worker is let settle (its announcements, and for the live side a round pushing what the PUTs left) before the next. ms per PUT; ratio = replicated ÷ no replica, target ≤ 1.1.",
 ];
 
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '?');
@@ -38,6 +41,7 @@ const line = (r: Row) => `**${r.name}**: ratio ${r.ratio.toFixed(2)} against ${r
 /** The RESULTS.md sections for missed targets, grouped by cause, and other observations. */
 export function explainMisses(
   rows: Row[], putget: PutGetResult | undefined, diag: Diagnostics | undefined, engines?: EnginesResult, s3edge?: S3EdgeResult,
+  replica?: ReplicaResult,
 ): { misses: string[]; observations: string[] } {
   const misses: string[] = [];
   const observations: string[] = [];
@@ -110,6 +114,11 @@ export function explainMisses(
   s3.explained.forEach((r) => done.add(r));
   misses.push(...s3.misses);
 
+  // ---- Figure 13: replicas against the AWS SDK, and a replica's cost to a local PUT.
+  const rep = explainReplica(rows, missed, replica);
+  rep.explained.forEach((r) => done.add(r));
+  misses.push(...rep.misses);
+
   // Figure 10: each engine against its own storage floor (bench/lib/explain-engines.ts).
   const eng = explainEngines(rows, engines);
   eng.explained.forEach((r) => done.add(r));
@@ -151,7 +160,7 @@ export function explainMisses(
       ? 'Most of it is the commit of a strict transaction that deletes 2,000 records (objects and their bodies).'
       : 'Most of it is the requests.'}`);
   }
-  observations.push(...eng.observations, ...s3.observations);
+  observations.push(...eng.observations, ...s3.observations, ...rep.observations);
   return { misses, observations };
 }
 
@@ -200,4 +209,85 @@ function explainS3(rows: Row[], missed: Row[], r: S3EdgeResult | undefined): { m
     observations.push(`- Figure 12, the server in S3's dialect against s3rver with the AWS SDK: a 1 MiB PUT ${ms2(put1m.value)} ms against ${ms2(put1m.baseline)} ms (${put1m.ratio.toFixed(2)}×). The SDK in Node sends every Buffer body with its SHA-256 and a CRC32; swbucket checks both as the body arrives, on the server's one thread, with the same code as the worker (sw/core/payload.ts: the CRC32 a byte at a time in JavaScript, the SHA-256 in hash-wasm), while s3rver checks neither (only the form of x-amz-content-sha256) and stores the bytes.\n`);
   }
   return { misses, observations, explained: r ? edge : [] };
+}
+
+const ms0 = (x: number | undefined) => (x !== undefined && Number.isFinite(x) ? x.toFixed(0) : '?');
+const pct = (x: number) => `${Math.round(100 * x)}%`;
+
+/**
+ * Figure 13: the replica's missed transfer rows with where its lanes' time went (its warm-up round
+ * traced inside the worker) and the SDK at the replica's own concurrency; the missed
+ * acknowledgement rows with what every write to a bound bucket makes the worker do; and, whenever
+ * the figure ran, what a burst of writes into a bound bucket set off.
+ */
+function explainReplica(rows: Row[], missed: Row[], r: ReplicaResult | undefined): { misses: string[]; observations: string[]; explained: Row[] } {
+  const misses: string[] = [];
+  const observations: string[] = [];
+  const explained: Row[] = [];
+  if (!r) return { misses, observations, explained };
+  const idOf = (x: Row): TransferId | undefined => {
+    const m = /^replica (push|pull) [\d,]+ × (\d+ [KM]iB)(?! \(multipart)/.exec(x.name);
+    return m ? (`${m[1]}-${m[2] === '1 KiB' ? '1k' : '16m'}` as TransferId) : undefined;
+  };
+  const transfers = missed.filter((x) => x.figure === 13 && idOf(x) !== undefined);
+  if (transfers.length) {
+    explained.push(...transfers);
+    const out = ['### Replica push and pull against the AWS SDK', ''];
+    for (const x of transfers) {
+      const id = idOf(x)!;
+      const s = r.transfers[id];
+      const sdk4 = median((s.sdk4 ?? []).map((v) => v.ms));
+      const pull = id.startsWith('pull');
+      out.push(`- ${line(x)}; the SDK 4 at a time ${ms0(sdk4)} ms (replica ÷ that ${(x.value / sdk4).toFixed(2)}); ${/per-round ratios [^;]*/.exec(x.notes)?.[0] ?? ''}`);
+      const t = r.traces[id];
+      if (t) {
+        const k = (name: string) => t.kinds[name];
+        const req = k(pull ? 'fetch GET' : 'fetch PUT');
+        const w = k('write');
+        const rd = k('read');
+        const lanes = 4 * t.wallMs;
+        const rest = lanes - (req?.sumMs ?? 0) - (w?.sumMs ?? 0) - (rd?.sumMs ?? 0);
+        out.push(`  - Its warm-up round (not kept), traced inside the worker, took ${ms0(t.wallMs)} ms: ${ms0(lanes)} ms of lane time for its 4 lanes. `
+          + `${pull ? 'GETs' : 'PUTs'} to the remote ${ms0(req?.sumMs)} ms of it (${req?.n ?? '?'}, median ${f1(req?.medianMs ?? NaN)} ms each until the answer's headers; ${pct((req?.sumMs ?? 0) / lanes)}); `
+          + `IndexedDB write transactions ${ms0(w?.sumMs)} ms (${w?.n ?? '?'} of them, median ${f1(w?.medianMs ?? NaN)} ms from creation to complete; ${pct((w?.sumMs ?? 0) / lanes)})`
+          + (rd && rd.n > 20 ? `, read transactions ${ms0(rd.sumMs)} ms (${rd.n}, median ${f1(rd.medianMs)} ms; ${pct(rd.sumMs / lanes)})` : '')
+          + `; the rest, ${ms0(rest)} ms (${pct(rest / lanes)}), is the worker's own work between them (${pull ? 'reading each answer into a Blob and hashing it for its MD5, preparing the body to store' : 'reading each body out of its stored Blob'}, signing, the lanes' turns on one thread and the machine's cores) and lanes with no key to move: before the first key (the listing and the bucket's view; the kept rounds' first key moved at ${ms0(median((s.replica ?? []).map((v) => v.firstKey!)))} ms)${x.name.includes(' 10 × ') ? ', and the last of 10 keys on 4 lanes, when two lanes have none' : ''}.`);
+      }
+    }
+    out.push('',
+      `What bounds it. The replica moves 4 keys at a time (sw/replica/sync.ts, \`pool(actions, 4, apply)\`), where the SDK sent all at once gets Chromium's 6 connections to the host: the SDK's own time at 4 at a time (above) is what the replica's concurrency alone would cost. Beyond it, each lane does more than a request per key: a push reads the key's object in a read transaction (\`store.getObject\`), PUTs it, and records it pushed (its sync record written, its outbox entry deleted) in a strict write transaction of its own; a pull GETs the body into a Blob, computes its MD5 (the local ETag, \`md5OfBlob\`), and stores object, body and sync record in a strict write transaction (\`store.replica.pulled\`). Group commit lets the lanes' writes that meet share a commit (fewer write transactions than keys above), but each lane still waits for its own before it takes the next key; a raw strict put of 1 KiB from a page took ${f1(r.strictPutMs ?? NaN)} ms on this disk, and the replica's write transactions span the sync tables, so they queue behind each other and behind the read transactions over the same stores.`, '',
+      'What could change in sw/replica/: more lanes than 4 (the browser opens at most 6 connections to one host, so a few more keys in flight would overlap one lane\'s store work with another\'s request); one read transaction for a batch of keys\' objects before pushing them, and the outcomes of several keys written in one transaction rather than one each; for pulls of large bodies, the MD5 (the local ETag must be the bytes\' MD5; a single-part remote ETag already is one and could be checked against it as the body is stored).', '');
+    misses.push(out.join('\n'));
+  }
+
+  const acks = missed.filter((x) => x.figure === 13 && x.name.startsWith('PUT '));
+  if (acks.length) {
+    explained.push(...acks);
+    const st = r.statusMs;
+    const out = ['### A local PUT\'s acknowledgement with a replica', '', ...acks.map((x) => `- ${line(x)}; ${/status announcements per PUT [\d.]+/.exec(x.notes)?.[0] ?? ''}; ${/per-round ratios [^;]*/.exec(x.notes)?.[0] ?? ''}`), '',
+      'Every write to a bucket bound to a replica, paused or not, is answered and then makes the worker announce the replica\'s status on its channel (sw/fetch-handler.ts `onLog` → `replicas.nudge()` → `announce()` → `statusOf()`, sw/replica/replicas.ts; one announcement per PUT, as counted above). '
+        + 'Each announcement reads the replica records, the bucket, the bucket\'s whole view — every object record, every sync record and the outbox (`store.replica.view`) — and its conflicts, to give `pending` and `pendingBytes`. '
+        + (st ? `From the page, status() took ${f1(st.empty)} ms with only the empty bucket's replica bound, and ${f1(st.full)} ms more once the 1,000-object bucket's was bound beside it. ` : '')
+        + 'That read runs on the worker\'s thread and in IndexedDB just after the answer, so the next PUT, sent as soon as the previous one is answered, waits for it: its write transaction cannot start while a read-only transaction over the same stores is open. It grows with the bucket: compare the empty buckets\' rows with the 1,000-object ones. The write itself adds only its outbox record, in the same transaction.', '',
+      'With the replica live, the round pushing in the background adds its own work on the same thread and stores: per key a read transaction, a strict write transaction, a signed request, and, when the round starts, the view of the whole bucket.', '',
+      'What could change in sw/replica/replicas.ts: announce once per burst (a debounce, as the round itself waits half a second after the last write), and count what is pending from the outbox alone (a count, not every object record), or only when a page listens.', ''];
+    misses.push(out.join('\n'));
+  }
+
+  const b = r.burst;
+  if (b) {
+    const delayed = b.firstPushAfterMs > 5000;
+    observations.push(`- Figure 13, a burst: 1,000 × 1 KiB PUTs, 8 in flight, into a bucket bound to a live replica took ${ms0(b.boundMs)} ms against ${ms0(b.unboundMs)} ms into an unbound one (one sample each). `
+      + `They set off ${b.announced} status announcements, each reading the bucket's whole view as it grew; the last came ${(b.lastStatusAfterMs / 1000).toFixed(1)} s after the last write. `
+      + `The round the writes set off (half a second after the last) pushed its first key ${(b.firstPushAfterMs / 1000).toFixed(1)} s and its last ${(b.lastPushAfterMs / 1000).toFixed(1)} s after the last write`
+      + (delayed ? ': a round starts by announcing its state (`round()` awaits `announce()`), and a bucket\'s announcements run one after another, so it waited behind the writes\' announcements before pushing anything.' : '.')
+      + ` ${b.pending === 0 ? 'Nothing was left pending.' : `${b.pending} keys were still pending once it was quiet.`}\n`);
+  }
+  const mp = rows.find((x) => x.figure === 13 && x.name.includes('(multipartBytes'));
+  const plain = rows.find((x) => x.figure === 13 && x.name === 'replica push 10 × 16 MiB vs AWS SDK');
+  if (mp && plain) {
+    observations.push(`- Figure 13, 10 × 16 MiB pushed by multipart (multipartBytes 8 MiB) took ${ms0(mp.value)} ms against ${ms0(plain.value)} ms as plain PUTs in the same rounds: each object's 2 parts go one after another (sw/replica/sync.ts \`pushMultipart\`), between a Create and a HEAD and a Complete, and the upload's journal is written to the store after the Create and after each part (its replica record, so that a later round resumes it). `
+      + `The SDK's PutObjects of the same 16 MiB Blobs from the page took ${ms0(plain.baseline)} ms${plain.ratio < 1 ? ', longer than the replica\'s plain PUTs from the worker (not taken apart here; figure 11 times the SDK\'s own work per call)' : ''}.\n`);
+  }
+  return { misses, observations, explained };
 }
