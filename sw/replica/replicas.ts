@@ -205,15 +205,16 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   async function statusOf(k: Kept, live = liveOf(k.bucket).state): Promise<ReplicaStatus> {
     const ref = await store.getBucket(k.bucket);
-    const view = ref ? await store.replica.view(ref) : 'noSuchBucket';
+    // Announced after every write: what it reads is the outbox and the conflicts, never the whole bucket.
+    const pending = ref ? await store.replica.pending(ref) : 'noSuchBucket';
     const conflicts = ref ? await store.replica.conflicts(ref) : 'noSuchBucket';
     const state: ReplicaState = k.paused ? 'paused' : k.stopped ? 'stopped' : live;
     const r = k.config.remote;
     return {
       bucket: k.bucket, state, mode: k.config.mode ?? 'two-way',
       remote: { endpoint: r.endpoint, bucket: r.bucket, ...(r.prefix ? { prefix: r.prefix } : {}) },
-      pending: view === 'noSuchBucket' ? 0 : view.outbox.size,
-      pendingBytes: view === 'noSuchBucket' ? 0 : [...view.outbox.keys()].reduce((n, key) => n + (view.objects.get(key)?.size ?? 0), 0),
+      pending: pending === 'noSuchBucket' ? 0 : pending.keys,
+      pendingBytes: pending === 'noSuchBucket' ? 0 : pending.bytes,
       conflicts: conflicts === 'noSuchBucket' ? 0 : conflicts.length,
       ...(k.lastSync !== undefined ? { lastSync: k.lastSync } : {}),
       ...(k.error !== undefined ? { error: k.error } : {}),
@@ -223,9 +224,14 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   /** Each bucket's announcements in the order made, each with the state at the moment it was made. */
   const announced = new Map<string, Promise<void>>();
+  /** The state of the announcement queued and not yet begun, by bucket: one with the same state joins it (a burst of writes makes one). */
+  const queued = new Map<string, ReplicaState>();
   const announce = (bucket: string): Promise<void> => {
     const state = liveOf(bucket).state;
+    if (queued.get(bucket) === state) return announced.get(bucket)!;
+    queued.set(bucket, state);
     const next = (announced.get(bucket) ?? Promise.resolve()).then(async () => {
+      if (queued.get(bucket) === state) queued.delete(bucket);
       const k = await kept(bucket);
       if (k) emit({ type: 'status', status: await statusOf(k, state) });
     });
@@ -251,12 +257,15 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     if (l.running && !allowDeletes) return l.running;
     const run = (async () => {
       const k = await kept(bucket);
-      if (!k) throw new SyncStopped('remote', `${bucket} has no replica.`);
-      if (k.paused) throw new SyncStopped('remote', `The replica of ${bucket} is paused: resume() it first.`);
+      // Refused before it ran: no round is running (a refusal kept as the running round would answer every later one).
+      if (!k || k.paused) {
+        l.running = undefined;
+        throw new SyncStopped('remote', !k ? `${bucket} has no replica.` : `The replica of ${bucket} is paused: resume() it first.`);
+      }
       // A retry while offline stays 'offline' until a round gets through.
       if (l.state !== 'offline') {
         l.state = 'syncing';
-        await announce(bucket);
+        await announce(bucket).catch(() => {});
       }
       try {
         const result = await lock(`swbucket-replica:${bucket}`, () => rounds(bucket, allowDeletes));

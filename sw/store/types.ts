@@ -386,6 +386,8 @@ export interface ReplicaLedger {
   records(): Promise<ReplicaRecord[]>;
   /** The bucket's current objects, sync records and outbox, by key, in one snapshot. */
   view(bucket: BucketRef): Promise<{ objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> } | NoSuchBucket>;
+  /** How many keys wait in the outbox and their objects' bytes, without reading the rest of the bucket. */
+  pending(bucket: BucketRef): Promise<{ keys: number; bytes: number } | NoSuchBucket>;
   /** A push landed: the key's sync state (null: gone on both sides); its outbox entry goes while it is the change pushed. */
   pushed(bucket: BucketRef, key: string, change: string | null, sync: Omit<SyncRecord, 'bucket' | 'key'> | null): Promise<SyncWrite>;
   /**

@@ -172,6 +172,31 @@ describe.each(STORE_KINDS)('a replica of a bucket of swbucket serve (%s)', (kind
 });
 
 describe('modes and policies', () => {
+  it('a burst of writes is announced once per state, not once per write', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device('memory', Bucket);
+    const states: string[] = [];
+    const off = d.replicas.on((e) => void (e.type === 'status' && states.push(e.status.state)));
+    for (let i = 0; i < 100; i++) d.replicas.nudge('photos');
+    await d.replicas.syncNow();
+    off();
+    expect(states.length, states.join(' ')).toBeLessThanOrEqual(4);
+    expect(states.at(-1)).toBe('idle');
+  });
+
+  it('paused, a round is refused saying so and writes wait; resumed, they go (a refused round is not kept as the running one)', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device('memory', Bucket);
+    await d.replicas.pause('photos');
+    await d.put('p.txt', 'written while paused');
+    await expect(d.replicas.syncNow()).rejects.toThrow(/paused: resume\(\) it first/);
+    expect((await d.replicas.status())[0]).toMatchObject({ state: 'paused', pending: 1, pendingBytes: 20 });
+    await d.replicas.resume('photos');
+    const [round] = await d.replicas.syncNow();
+    expect(round!.pushed).toEqual(['p.txt']);
+    expect(await remoteRead(Bucket, 'p.txt')).toBe('written while paused');
+  });
+
   it('push only: local changes go out, remote ones never come in; both changed, the local takes the key and the remote\'s is kept beside it, remotely', async () => {
     const Bucket = await remoteBucket();
     const d = await device('idb', Bucket, { mode: 'push' });

@@ -42,6 +42,13 @@ export function* view(bucket: string): Generator<Read, ReplicaView, unknown> {
   };
 }
 
+/** How many keys wait in the outbox and the bytes of their objects: only the outbox and those objects are read, not the bucket. */
+export function* pendingOf(bucket: string): Generator<Read, { keys: number; bytes: number }, unknown> {
+  const entries = yield* range(OUTBOX, { prefix: [bucket] });
+  const objects = entries.length === 0 ? [] : yield* all(...entries.map((e) => getRead(OBJECTS, [bucket, e.key])));
+  return { keys: entries.length, bytes: objects.reduce((n: number, o) => n + ((o as ObjectRecord | undefined)?.size ?? 0), 0) };
+}
+
 /** Whether `key` is still as `seen`. */
 function* still(bucket: string, key: string, seen: Seen): Generator<Read, boolean, unknown> {
   const [object, entry] = yield* all(getRead(OBJECTS, [bucket, key]), getRead(OUTBOX, [bucket, key]));

@@ -28,7 +28,7 @@ import { dropSome, hold, nextHolder } from './holds.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
-import { bind, keepBoth, localWins, pulled, pushed, view } from './replica.ts';
+import { bind, keepBoth, localWins, pendingOf, pulled, pushed, view } from './replica.ts';
 
 export interface StoreOptions {
   sizes?: Partial<BodySizes>;
@@ -360,6 +360,7 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       })),
       records: () => engine.read([REPLICAS], () => range(REPLICAS, { prefix: [] })),
       view: (ref) => bucketRead(ref, [OBJECTS, SYNCED, OUTBOX], () => view(ref.name)),
+      pending: (ref) => bucketRead(ref, [OBJECTS, OUTBOX], () => pendingOf(ref.name)),
       pushed: (ref, key, change, sync) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => pushed(s, bucket, key, change, sync))),
       async pulled(ref, key, seen, incoming, sync) {
         const prepared = incoming?.body ? await withBody(incoming.body) : undefined;
