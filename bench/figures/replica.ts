@@ -7,7 +7,7 @@
 //
 //   push   1,000 × 1 KiB, and 10 × 16 MiB, in the local bucket beforehand (not timed), then one
 //          round timed until it pushed them all; against the SDK's PutObjects of the same Blobs,
-//          all at once (Chromium runs 6 at a time to one host) and 4 at a time (the replica's own
+//          all at once (Chromium runs 6 at a time to one host) and 4 at a time (the replica's earlier
 //          pool). 16 MiB is at multipartBytes' default (16 MiB): a plain PUT each; a side with
 //          multipartBytes 8 MiB pushes them by multipart, in the same rounds.
 //   burst  1,000 × 1 KiB PUTs, 8 in flight, into a bucket bound to a live replica against an

@@ -446,8 +446,9 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
     return progress('pulling', a.key);
   };
 
-  // Pulls and pushes four at a time: a few requests in flight fill a link without flooding the remote.
-  await pool(actions, 4, apply);
+  // Pulls and pushes six at a time: the connections a browser opens to one host over HTTP/1.1, so
+  // the requests in flight fill a link without queueing in the browser or flooding the remote.
+  await pool(actions, 6, apply);
   await abandonUploads(o, new Set(actions.filter((a) => a.do === 'push').map((a) => a.key)));
   return result;
 }
