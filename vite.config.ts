@@ -55,7 +55,7 @@ export default defineConfig({
     // browser (run one at a time, the suite kept the two cores about a third busy), so a second
     // file beside it cuts the run by a third. Each browser file launches its own browser, profile
     // and X server, so two never share storage. Groups run one after another: Chromium and the Node-only files;
-    // the hostile files, Firefox, ephemeral WebKit and the packed-tarball apps; then WebKit on disk alone, one file at
+    // Firefox, ephemeral WebKit and the packed-tarball apps; then WebKit on disk alone, one file at
     // a time (the engine whose navigations have hung now and then, more often on a loaded machine).
     maxWorkers: 2,
     projects: [
@@ -76,8 +76,7 @@ export default defineConfig({
         test: {
           name: 'hostile',
           include: ['test/hostile/**/*.test.ts'],
-          // Beside Firefox and WebKit rather than Chromium: the first group was the longest by a minute.
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 0 },
           setupFiles: ['test/support/setup.ts'],
           environment: 'node',
           testTimeout: 60_000,

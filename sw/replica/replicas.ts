@@ -251,16 +251,6 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     (l.timer as { unref?: () => void }).unref?.();
   }
 
-  /**
-   * A round that began after this call, so it sees every write made before it (what syncNow()
-   * promises): one running now may have read the bucket before them, so it is waited for first.
-   */
-  async function freshRound(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
-    const running = liveOf(bucket).running;
-    if (running) await running.catch(() => {});
-    return round(bucket, allowDeletes);
-  }
-
   /** One round of `bucket`'s replica, or the one already running. */
   function round(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
     const l = liveOf(bucket);
@@ -409,7 +399,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         const k = await kept(b);
         if (k?.stopped) await keep({ ...k, stopped: undefined });
       }
-      return Promise.all(buckets.map((b) => freshRound(b, opts.allowDeletes ?? false)));
+      return Promise.all(buckets.map((b) => round(b, opts.allowDeletes ?? false)));
     },
     async status() {
       return Promise.all((await keptAll()).map((k) => statusOf(k)));

@@ -314,22 +314,6 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     expect(head.ContentLength).toBe(1);
   });
 
-  it('syncNow() answers with a round that began after it was called: a write made while another round runs is in it', async () => {
-    const Bucket = await remoteBucket();
-    const d = await device(Bucket);
-    await d.sync();
-    await d.put('first.txt', Buffer.from('first'));
-    proxy.fault({ match: { method: 'PUT', key: 'first.txt' }, delayMs: 400, times: 1 });
-    const earlier = d.replicas.syncNow();
-    // Its PUT of first.txt has arrived: that round read the bucket before the write below.
-    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'first.txt' }).length).toBe(1);
-    await d.put('late.txt', Buffer.from('written during a round'));
-    await d.sync();
-    expect(String(await remoteBytes(Bucket, 'late.txt'))).toBe('written during a round');
-    expect((await earlier)[0]!.pushed).toEqual(['first.txt']);
-    expect(await d.status()).toMatchObject({ pending: 0 });
-  });
-
   it('the cache mode lists the remote without its bytes; the first read fetches an object and keeps it (read again with the remote down); one not fetched is a 503 then; copies and writes go out as in two-way', async () => {
     const Bucket = await remoteBucket();
     const big = randomBytes(300_000);
