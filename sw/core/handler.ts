@@ -223,17 +223,17 @@ export function createHandler(options: HandlerOptions): Handle {
       return Response.error();
     };
     /**
-     * The operation, run again after fetching an object a cache-mode replica only lists. Only a
-     * request without a body runs twice (GET, HEAD, a copy, a move): a body is read once.
+     * The operation, run again after fetching an object a cache-mode replica only lists. Only one
+     * that reads no request body runs twice — a GET, a HEAD, a copy, a move — and nothing is cloned
+     * for it (in a worker, where Content-Length is withheld, a clone of every PUT would hold its body twice).
      */
-    const sentNoBody = req.method === 'GET' || req.method === 'HEAD' || (!req.headers.has('transfer-encoding') && (req.headers.get('content-length') ?? '0') === '0');
-    const spare = options.fetchMissing && sentNoBody && req.method !== 'GET' && req.method !== 'HEAD' ? req.clone() : undefined;
+    const runsTwice = req.method === 'GET' || req.method === 'HEAD' || [...req.headers.keys()].some((name) => /^x-(amz|svc|nos)-(copy|move)-source$/.test(name));
     const runFetching = async (op: (ctx: Context) => Promise<Response>, c: Context): Promise<Response> => {
       for (let fetched = 0; ; fetched++) {
         try {
-          return await op(fetched === 0 || !spare ? c : { ...c, req: spare.clone() });
+          return await op(c);
         } catch (e) {
-          if (!(e instanceof NotFetchedError) || !options.fetchMissing || !sentNoBody || fetched === FETCHES_PER_REQUEST) throw e;
+          if (!(e instanceof NotFetchedError) || !options.fetchMissing || !runsTwice || fetched === FETCHES_PER_REQUEST) throw e;
           await options.fetchMissing(e.bucket, e.key);
         }
       }
