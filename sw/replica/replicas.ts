@@ -5,9 +5,8 @@
 // come from) comes in as options. What a replica is and how it stands is kept in the store
 // (the `replicas` table), so a worker that starts with no page open knows its replicas.
 import type { BucketRef, ConflictRecord, Store } from '../store/types.ts';
-import { ROOT_CREDENTIALS } from '../../protocol/instance.ts';
+import { ROOT_CREDENTIALS, expiringSoon } from '../../protocol/instance.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
-import { expiringSoon } from '../../protocol/instance.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { checkRemote, type CheckResult } from './check.ts';
 import { fetchListed, probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
