@@ -257,6 +257,9 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
         // Refused before its body was asked for: the client may still send that body, which must
         // not be read as the next request on this connection.
         if (!gated.continued()) res.headers.set('connection', 'close');
+        // A client that asked to close after this answer is not kept waiting for the idle timeout
+        // (every answer says keep-alive otherwise, docs/protocol.md).
+        if (/(^|,)\s*close\s*(,|$)/i.test(env.incoming.headers.connection ?? '')) res.headers.set('connection', 'close');
         return res;
       } catch (e) {
         return failed(env.incoming, e);

@@ -160,6 +160,23 @@ describe('startServer', () => {
     expect(r1.headers['x-svc-request-id']).not.toBe(r2.headers['x-svc-request-id']);
   });
 
+  it('a request with Connection: close is answered close, and the server closes the socket after the answer (no wait for the idle timeout)', async () => {
+    const answer = await new Promise<{ text: string; closedBy: 'server' | 'timeout' }>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => s.write(`GET /missing HTTP/1.1\r\nhost: ${vhost(port)}\r\nconnection: close\r\n\r\n`));
+      let text = '';
+      // Node keeps an idle kept-alive socket 5 s: the socket must end well before that.
+      const timer = setTimeout(() => resolve({ text, closedBy: 'timeout' }), 4_000);
+      s.on('data', (d) => (text += d.toString('latin1')));
+      s.on('end', () => {
+        clearTimeout(timer);
+        resolve({ text, closedBy: 'server' });
+      });
+    });
+    expect(answer.text).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer.text.toLowerCase()).toContain('\r\nconnection: close\r\n');
+    expect(answer.closedBy).toBe('server');
+  });
+
   it('anonymous requests are refused through the server too', async () => {
     const r = await request(port, { method: 'PUT', path: '/anon', host: vhost(port), body: 'x' });
     expect(r.status).toBe(403);
