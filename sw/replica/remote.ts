@@ -4,6 +4,7 @@
 // service worker and in Node alike. Nothing here decides anything: errors say what went wrong and
 // whether trying again can help (RemoteError.retryable); the sync (sync.ts) decides what to do.
 import { XMLParser } from 'fast-xml-parser';
+import { createMd5, md5OfBlob } from '../../protocol/md5.ts';
 import { signRequestV4, uriEncode } from '../../protocol/sigv4.ts';
 import { STANDARD_HEADERS, type ObjectHeaders, type StandardHeader } from '../store/types.ts';
 
@@ -63,7 +64,8 @@ export interface Remote {
   /** One small signed request that lists (nothing of) the bucket: throws what stands in the way of any request. */
   ping(): Promise<void>;
   /** The object's bytes and response metadata; undefined when the key holds nothing. */
-  get(key: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Blob } | undefined>;
+  /** The object's bytes, with their MD5 (hex) computed as they arrived. */
+  get(key: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Blob; md5: string } | undefined>;
   /**
    * Writes the object when `condition` holds on the remote: `{ ifNoneMatch: true }` only where the
    * key holds nothing, `{ ifMatch: etag }` only over that object. 'preconditionFailed' when the
@@ -145,6 +147,9 @@ export interface RemoteOptions {
   timeoutMs?: number;
 }
 
+/** Answers up to this size are hashed as they arrive (larger ones once whole). */
+const HASHED_AS_READ_BYTES = 1024 * 1024;
+
 /** The slowest transfer a request is given time for (bytes per second): below it, it counts as stalled. */
 const SLOWEST_BYTES_PER_S = 64 * 1024;
 
@@ -162,13 +167,35 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
   };
 
   const answers = new WeakMap<Response, { what: string; ended(): void; signal: AbortSignal }>();
-  /** An answer's body, read whole; a cut or a stall on the way is a RemoteError that may pass on a retry. */
-  async function bodyOf(res: Response, as: 'text'): Promise<string>;
-  async function bodyOf(res: Response, as: 'blob'): Promise<Blob>;
-  async function bodyOf(res: Response, as: 'text' | 'blob'): Promise<string | Blob> {
+  /** An answer's text, read whole; a cut or a stall on the way is a RemoteError that may pass on a retry. */
+  const textOf = (res: Response): Promise<string> => reading(res, () => res.text());
+
+  /**
+   * An answer's body with its MD5 (a pull needs it for the local ETag). A small one is hashed as
+   * it arrives; a large one is read into a Blob by the browser (which may keep it out of the
+   * worker's memory, and hands it to IndexedDB as it is) and hashed from there, a slice at a time.
+   */
+  const hashedBody = (res: Response): Promise<{ body: Blob; md5: string }> => reading(res, async () => {
+    const length = Number(res.headers.get('content-length') ?? NaN);
+    if (!(length <= HASHED_AS_READ_BYTES) || !res.body) {
+      const body = await res.blob();
+      return { body, md5: await md5OfBlob(body) };
+    }
+    const h = await createMd5();
+    const chunks: Uint8Array[] = [];
+    for (const reader = res.body.getReader(); ;) {
+      const next = await reader.read();
+      if (next.done) break;
+      h.update(next.value);
+      chunks.push(next.value);
+    }
+    return { body: new Blob(chunks as BlobPart[]), md5: h.digest() };
+  });
+
+  async function reading<T>(res: Response, read: () => Promise<T>): Promise<T> {
     const a = answers.get(res);
     try {
-      return as === 'text' ? await res.text() : await res.blob();
+      return await read();
     } catch (e) {
       if (a?.signal.reason instanceof RemoteError) throw a.signal.reason;
       throw new RemoteError(`${a?.what ?? 'A request'}: the answer from ${base.host} broke off (${(e as Error).message || 'network error'}).`, 0, 'NetworkError', true);
@@ -208,7 +235,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     arm(Number(res.headers.get('content-length') ?? 0) || 0);
     answers.set(res, { what: o.what, ended: () => clearTimeout(timer), signal: controller.signal });
     if (res.ok || o.accept?.includes(res.status)) return res;
-    const text = method === 'HEAD' ? '' : await bodyOf(res, 'text').catch(() => '');
+    const text = method === 'HEAD' ? '' : await textOf(res).catch(() => '');
     // A HEAD's error has no body, so no code: S3's meaning of its status stands in.
     const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? ({ 400: 'BadRequest', 403: 'AccessDenied', 404: 'NotFound' } as Record<number, string>)[res.status] ?? `HTTP${res.status}`;
     const message = /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? res.statusText;
@@ -239,7 +266,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       do {
         const q = new URLSearchParams({ 'list-type': '2', ...(prefix ? { prefix } : {}), ...(token ? { 'continuation-token': token } : {}) });
         const res = await send('GET', urlOf(null, q.toString()), { what: `Listing ${where.bucket}` });
-        const doc = xml.parse(await bodyOf(res, 'text')) as { ListBucketResult?: { Contents?: Record<string, unknown>[]; IsTruncated?: string; NextContinuationToken?: string } };
+        const doc = xml.parse(await textOf(res)) as { ListBucketResult?: { Contents?: Record<string, unknown>[]; IsTruncated?: string; NextContinuationToken?: string } };
         const page = doc.ListBucketResult;
         if (!page) throw new RemoteError(`Listing ${where.bucket}: the answer is not a ListBucketResult.`, 200, 'MalformedAnswer', false);
         for (const c of page.Contents ?? []) {
@@ -266,8 +293,8 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         await res.body?.cancel().catch(() => {});
         return undefined;
       }
-      const body = await bodyOf(res, 'blob');
-      return { entry: { ...entryFromHeaders(key, res.headers), size: body.size }, headers: headersOf(res.headers), body };
+      const { body, md5 } = await hashedBody(res);
+      return { entry: { ...entryFromHeaders(key, res.headers), size: body.size }, headers: headersOf(res.headers), body, md5 };
     },
     async put(key, body, headers, condition) {
       const res = await send('PUT', urlOf(key), { headers: { ...metaHeaders(headers), ...conditionHeaders(condition) }, body, accept: [412], what: `PUT ${key}` });
@@ -281,7 +308,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         headers: { 'x-amz-copy-source': source, 'x-amz-copy-source-if-match': `"${etag}"` }, body: new Uint8Array(0), accept: [412], what: `Copying ${from} to ${key}`,
       });
       if (res.status === 412) return 'preconditionFailed';
-      const text = await bodyOf(res, 'text');
+      const text = await textOf(res);
       if (/<Error>/.test(text)) throw new RemoteError(`Copying ${from} to ${key}: ${/<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'InternalError'}.`, 200, 'InternalError', true);
       return { etag: unquote((xml.parse(text) as { CopyObjectResult?: { ETag?: string } }).CopyObjectResult?.ETag) };
     },
@@ -292,14 +319,14 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     async cors() {
       const res = await send('GET', urlOf(null, 'cors'), { accept: [404], what: `Reading the CORS configuration of ${where.bucket}` });
       if (res.status === 404) return undefined;
-      const doc = xml.parse(await bodyOf(res, 'text')) as { CORSConfiguration?: { CORSRule?: Record<string, string[] | undefined>[] } };
+      const doc = xml.parse(await textOf(res)) as { CORSConfiguration?: { CORSRule?: Record<string, string[] | undefined>[] } };
       return (doc.CORSConfiguration?.CORSRule ?? []).map((r) => ({
         allowedOrigins: r.AllowedOrigin ?? [], allowedMethods: r.AllowedMethod ?? [], allowedHeaders: r.AllowedHeader ?? [], exposeHeaders: r.ExposeHeader ?? [],
       }));
     },
     async createUpload(key, headers) {
       const res = await send('POST', urlOf(key, 'uploads'), { headers: metaHeaders(headers), body: new Uint8Array(0), what: `Starting an upload of ${key}` });
-      const id = (xml.parse(await bodyOf(res, 'text')) as { InitiateMultipartUploadResult?: { UploadId?: string } }).InitiateMultipartUploadResult?.UploadId;
+      const id = (xml.parse(await textOf(res)) as { InitiateMultipartUploadResult?: { UploadId?: string } }).InitiateMultipartUploadResult?.UploadId;
       if (!id) throw new RemoteError(`Starting an upload of ${key}: the answer names no UploadId.`, 200, 'MalformedAnswer', false);
       return String(id);
     },
@@ -311,7 +338,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     async listParts(key, uploadId) {
       const res = await send('GET', urlOf(key, new URLSearchParams({ uploadId }).toString()), { accept: [404], what: `Listing the parts of ${key}` });
       if (res.status === 404) return undefined;
-      const doc = xml.parse(await bodyOf(res, 'text')) as { ListPartsResult?: { Part?: Record<string, unknown>[] } };
+      const doc = xml.parse(await textOf(res)) as { ListPartsResult?: { Part?: Record<string, unknown>[] } };
       return (doc.ListPartsResult?.Part ?? []).map((p) => ({ partNumber: Number(p.PartNumber), etag: unquote(String(p.ETag ?? '')), size: Number(p.Size ?? 0) }));
     },
     async completeUpload(key, uploadId, parts, condition) {
@@ -321,7 +348,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         headers: { 'content-type': 'application/xml', ...conditionHeaders(condition) }, body, accept: [412], what: `Completing the upload of ${key}`,
       });
       if (res.status === 412) return 'preconditionFailed';
-      const text = await bodyOf(res, 'text');
+      const text = await textOf(res);
       // S3 may answer a late failure of Complete as a 200 whose document is an Error.
       if (/<Error>/.test(text)) {
         const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'InternalError';

@@ -9,7 +9,7 @@
 // leaves to the next one.
 import { md5OfBlob } from '../../protocol/md5.ts';
 import { blobOf } from '../store/pieces.ts';
-import type { BucketRef, ConflictRecord, ObjectRecord, OutboxEntry, SeenState, Store, SyncRecord } from '../store/types.ts';
+import type { BucketRef, ConflictRecord, ObjectRecord, OutboxEntry, SeenState, Store, Stored, SyncRecord } from '../store/types.ts';
 import { RemoteError, type Condition, type Remote, type RemoteEntry } from './remote.ts';
 import { CONFLICT_META } from '../store/rules/replica.ts';
 
@@ -254,12 +254,14 @@ async function pool<T>(items: T[], n: number, job: (item: T) => Promise<void>): 
 async function fetchObject(remote: Remote, key: string, now: number) {
   const got = await remote.get(key);
   if (!got) return undefined;
-  const etag = await md5OfBlob(got.body);
+  const etag = got.md5;
   return {
     entry: got.entry,
     incoming: { object: { key, size: got.body.size, etag, lastModified: got.entry.lastModified || now, ...got.headers }, body: got.body as Blob | null },
   };
 }
+
+type Incoming = NonNullable<Awaited<ReturnType<typeof fetchObject>>>['incoming'] | ReturnType<typeof listedOnly>['incoming'];
 
 /** A remote object as the cache mode lists it: size, ETag and date, no bytes and no headers until fetched. */
 function listedOnly(entry: RemoteEntry, now: number) {
@@ -281,6 +283,75 @@ export async function fetchListed(store: Store, bucket: BucketRef, remote: Remot
   const got = await fetchObject(remote, key, now());
   await store.replica.pulled(bucket, key, seen, got?.incoming ?? null, got ? syncOf(got.entry, got.incoming.object, now()) : null);
 }
+
+/**
+ * Outcomes written to the store without holding the lane that moved the key: the lane takes its
+ * next key while the write commits, and the writes that meet share a commit (the engine's group
+ * commit). Bounded, so that pulled bodies waiting for their commit never pile up. Safe because a
+ * push whose record is lost (a kill before the commit) is recognised by the next round: the remote
+ * holds the local bytes (settled as equal), or the multipart journal's (settleCompleted).
+ */
+function committer() {
+  const inFlight = new Set<Promise<void>>();
+  let bytes = 0;
+  let failure: { error: unknown } | undefined;
+  return {
+    async add(size: number, write: () => Promise<void>): Promise<void> {
+      while (inFlight.size > 0 && (inFlight.size >= WRITES_IN_FLIGHT || bytes + size > WRITE_BYTES_IN_FLIGHT)) await Promise.race(inFlight);
+      if (failure) throw failure.error;
+      bytes += size;
+      const done: Promise<void> = write().catch((e: unknown) => void (failure ??= { error: e })).finally(() => {
+        inFlight.delete(done);
+        bytes -= size;
+      });
+      inFlight.add(done);
+    },
+    /** Waits for every write; the first that failed is thrown. */
+    async drain(): Promise<void> {
+      while (inFlight.size > 0) await Promise.all(inFlight);
+      if (failure) throw failure.error;
+    },
+  };
+}
+const WRITES_IN_FLIGHT = 64;
+const WRITE_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
+
+/**
+ * The local objects a round pushes, read in batches of small ones, each batch in one read step (a
+ * read each would queue every key behind the commits of the others); the next batch is read while
+ * this one is pushed. Larger ones are read one at a time, when their turn comes.
+ */
+function localReads(store: Store, bucket: BucketRef, keys: string[]) {
+  const index = new Map(keys.map((k, i) => [k, i]));
+  const batches = new Map<number, Promise<Map<string, { object: ObjectRecord; body: Stored }>>>();
+  const batch = (b: number) => {
+    let got = batches.get(b);
+    if (!got && b * READ_BATCH < keys.length) {
+      got = store.replica.objects(bucket, keys.slice(b * READ_BATCH, (b + 1) * READ_BATCH)).then((m) => {
+        if (m === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+        return m;
+      });
+      batches.set(b, got);
+    }
+    return got;
+  };
+  return async (key: string): Promise<{ object: ObjectRecord; body: Stored } | undefined> => {
+    const i = index.get(key);
+    if (i === undefined) {
+      const found = await store.getObject(bucket, key);
+      if (found === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+      return found;
+    }
+    const b = Math.floor(i / READ_BATCH);
+    const got = await batch(b)!;
+    void batch(b + 1)?.catch(() => {});
+    batches.delete(b - 1); // read by now: let its bodies go
+    return got.get(key);
+  };
+}
+const READ_BATCH = 32;
+/** Objects up to this size are read in batches: below it a read transaction costs more than the bytes. */
+const BATCHED_BYTES = 256 * 1024;
 
 export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const { store, bucket, remote } = o;
@@ -316,14 +387,15 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   let done = 0;
   const progress = (phase: 'pushing' | 'pulling', key: string) => o.onProgress?.({ phase, key, done: ++done, total });
   const defer = (key: string): void => void result.deferred.push(key);
+  const writes = committer();
+  const readLocal = localReads(store, bucket, actions.flatMap((a) => (a.do === 'push' && a.object.size <= BATCHED_BYTES ? [a.key] : [])));
 
   /** The remote's object as a local write will store it (in the cache mode, as listed: no bytes). */
   const fetchRemote = async (key: string, listedAs: RemoteEntry) => (o.mode === 'cache' ? listedOnly(listedAs, o.now()) : fetchObject(remote, key, o.now()));
 
   /** Pushes the key's current local object over what the remote holds (`condition`); the remote's new ETag. */
   const pushObject = async (key: string, seen: SeenState, condition: Condition): Promise<{ etag: string; versionId?: string; object: ObjectRecord } | 'changed' | 'preconditionFailed'> => {
-    const found = await store.getObject(bucket, key);
-    if (found === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+    const found = await readLocal(key);
     if (!found || found.object.etag !== seen.etag) return 'changed';
     const { object } = found;
     const headers = { contentType: object.contentType, headers: object.headers, meta: object.meta };
@@ -339,53 +411,65 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const apply = async (a: Action): Promise<void> => {
     switch (a.do) {
       case 'settle': {
-        const written = await store.replica.pushed(bucket, a.key, a.seen.change, a.sync ? { ...a.sync, syncedAt: o.now() } : null);
-        if (written !== 'ok') defer(a.key);
-        return;
+        const sync = a.sync ? { ...a.sync, syncedAt: o.now() } : null;
+        return writes.add(0, async () => {
+          if ((await store.replica.pushed(bucket, a.key, a.seen.change, sync)) !== 'ok') defer(a.key);
+        });
       }
       case 'push': {
         const condition: Condition = a.synced ? ifMatch(a.synced.remoteEtag) : { ifNoneMatch: true };
         const pushedTo = await pushObject(a.key, a.seen, condition);
         if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
-        if ((await store.replica.pushed(bucket, a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()))) !== 'ok') return defer(a.key);
-        result.pushed.push(a.key);
-        return progress('pushing', a.key);
+        const sync = syncOf(pushedTo, pushedTo.object, o.now());
+        return writes.add(0, async () => {
+          if ((await store.replica.pushed(bucket, a.key, a.seen.change, sync)) !== 'ok') return defer(a.key);
+          result.pushed.push(a.key);
+          progress('pushing', a.key);
+        });
       }
       case 'delete-remote': {
         // Where the remote ignores If-Match on DELETE (RGW 16), a HEAD just before stands in for it.
         const now = await remote.head(a.key);
         if (now && now.etag !== a.synced.remoteEtag) return defer(a.key);
         if (now && (await remote.remove(a.key, ifMatch(a.synced.remoteEtag))) === 'preconditionFailed') return defer(a.key);
-        if ((await store.replica.pushed(bucket, a.key, a.seen.change, null)) !== 'ok') return defer(a.key);
-        result.deletedRemote.push(a.key);
-        return progress('pushing', a.key);
+        return writes.add(0, async () => {
+          if ((await store.replica.pushed(bucket, a.key, a.seen.change, null)) !== 'ok') return defer(a.key);
+          result.deletedRemote.push(a.key);
+          progress('pushing', a.key);
+        });
       }
       case 'pull': {
         const got = await fetchRemote(a.key, a.remote);
         if (!got) return defer(a.key);
-        const made = await store.replica.pulled(bucket, a.key, a.seen, got.incoming, syncOf(got.entry, got.incoming.object, o.now()));
-        if (typeof made !== 'object') return defer(a.key);
-        result.pulled.push(a.key);
-        // Another device's conflict copy: the conflict is this device's to see too.
-        const of = made.meta.find(([name]) => name === CONFLICT_META)?.[1];
-        if (of !== undefined && !a.seen.etag) {
-          const found: ConflictRecord = {
-            bucket: bucket.name, id: `${new Date(o.now()).toISOString()} ${of}`, key: of, keptAt: a.key, local: 'changed', remote: 'changed',
-            winner: 'remote', at: o.now(), remoteEtag: a.remote.etag, foundElsewhere: true,
-          };
-          if ((await store.replica.recordConflict(bucket, found)) === 'ok') result.conflicts.push(found);
-        }
-        return progress('pulling', a.key);
+        const sync = syncOf(got.entry, got.incoming.object, o.now());
+        return writes.add(got.incoming.body?.size ?? 0, () => pulledIn(a, got.incoming, sync));
       }
-      case 'delete-local': {
-        const made = await store.replica.pulled(bucket, a.key, a.seen, null, null);
-        if (made !== 'deleted') return defer(a.key);
-        if (a.seen.etag !== null) result.deletedLocal.push(a.key);
-        return progress('pulling', a.key);
-      }
+      case 'delete-local':
+        return writes.add(0, async () => {
+          const made = await store.replica.pulled(bucket, a.key, a.seen, null, null);
+          if (made !== 'deleted') return defer(a.key);
+          if (a.seen.etag !== null) result.deletedLocal.push(a.key);
+          progress('pulling', a.key);
+        });
       case 'conflict':
         return conflict(a);
     }
+  };
+
+  /** A pulled object stored; a conflict copy another device made is recorded as a conflict here too. */
+  const pulledIn = async (a: Extract<Action, { do: 'pull' }>, incoming: Incoming, sync: Omit<SyncRecord, 'bucket' | 'key'>): Promise<void> => {
+    const made = await store.replica.pulled(bucket, a.key, a.seen, incoming, sync);
+    if (typeof made !== 'object') return defer(a.key);
+    result.pulled.push(a.key);
+    const of = made.meta.find(([name]) => name === CONFLICT_META)?.[1];
+    if (of !== undefined && !a.seen.etag) {
+      const found: ConflictRecord = {
+        bucket: bucket.name, id: `${new Date(o.now()).toISOString()} ${of}`, key: of, keptAt: a.key, local: 'changed', remote: 'changed',
+        winner: 'remote', at: o.now(), remoteEtag: a.remote.etag, foundElsewhere: true,
+      };
+      if ((await store.replica.recordConflict(bucket, found)) === 'ok') result.conflicts.push(found);
+    }
+    progress('pulling', a.key);
   };
 
   const conflict = async (a: Extract<Action, { do: 'conflict' }>): Promise<void> => {
@@ -448,7 +532,13 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
 
   // Pulls and pushes six at a time: the connections a browser opens to one host over HTTP/1.1, so
   // the requests in flight fill a link without queueing in the browser or flooding the remote.
-  await pool(actions, 6, apply);
+  try {
+    await pool(actions, 6, apply);
+  } catch (e) {
+    await writes.drain().catch(() => {}); // what moved is recorded before the round ends
+    throw e;
+  }
+  await writes.drain();
   await abandonUploads(o, new Set(actions.filter((a) => a.do === 'push').map((a) => a.key)));
   return result;
 }

@@ -386,6 +386,8 @@ export interface ReplicaLedger {
   records(): Promise<ReplicaRecord[]>;
   /** The bucket's current objects, sync records and outbox, by key, in one snapshot. */
   view(bucket: BucketRef): Promise<{ objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> } | NoSuchBucket>;
+  /** Several keys' current objects with their bodies, in one read step (a push reads a batch of small ones at once); a key with none is absent. */
+  objects(bucket: BucketRef, keys: string[]): Promise<Map<string, { object: ObjectRecord; body: Stored }> | NoSuchBucket>;
   /** How many keys wait in the outbox and their objects' bytes, without reading the rest of the bucket. */
   pending(bucket: BucketRef): Promise<{ keys: number; bytes: number } | NoSuchBucket>;
   /** A push landed: the key's sync state (null: gone on both sides); its outbox entry goes while it is the change pushed. */

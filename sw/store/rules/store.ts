@@ -360,6 +360,18 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       })),
       records: () => engine.read([REPLICAS], () => range(REPLICAS, { prefix: [] })),
       view: (ref) => bucketRead(ref, [OBJECTS, SYNCED, OUTBOX], () => view(ref.name)),
+      objects: (ref, keys) => bucketRead(ref, OBJECT_TABLES, function* () {
+        const objects = yield* all(...keys.map((k) => getRead(OBJECTS, [ref.name, k])));
+        const found = objects.filter((o): o is ObjectRecord => o !== undefined && !o.notFetched);
+        // Every body's records in one request round; readBody then only assembles (or reads pieces).
+        const ids = found.flatMap((o) => o.chunks.map((c) => c.id));
+        const bodies = yield* all(...ids.map((id) => getRead(BODIES, [id])));
+        const known = new Map<string, BodyRecord>();
+        bodies.forEach((b, i) => b && known.set(ids[i]!, b));
+        const out = new Map<string, { object: ObjectRecord; body: Stored }>();
+        for (const object of found) out.set(object.key, { object, body: yield* readBody(object, known, engine, sizes) });
+        return out;
+      }),
       pending: (ref) => bucketRead(ref, [OBJECTS, OUTBOX], () => pendingOf(ref.name)),
       pushed: (ref, key, change, sync) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => pushed(s, bucket, key, change, sync))),
       async pulled(ref, key, seen, incoming, sync) {
