@@ -250,6 +250,9 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
           return answer({ ok: true });
         case 'sync':
           return answer(await r.syncNow({ ...(q.bucket !== undefined ? { bucket: q.bucket } : {}), ...(q.allowDeletes ? { allowDeletes: true } : {}) }));
+        case 'soon':
+          await r.soon();
+          return answer({ ok: true });
         case 'status':
           return answer(await r.status());
         case 'pause':
@@ -319,7 +322,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
 
   async function syncReplicas(): Promise<void> {
     await handler();
-    await replicas!.syncNow().catch(() => {});
+    await replicas!.soon();
   }
 
   return { claims, respond, hello, syncReplicas };

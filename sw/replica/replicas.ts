@@ -107,7 +107,18 @@ export interface ReplicasOptions {
 
 const MiB = 1024 * 1024;
 const RETRY_MIN_MS = 1000;
+/** How soon after a write its replica's pending count is announced (one announcement for a burst of writes). */
+const NUDGE_MS = 200;
 const RETRY_MAX_MS = 5 * 60 * 1000;
+
+/** Two rounds' work as one, the later's deferred and skipped keys standing. */
+function joined(a: RoundResult, b: RoundResult): RoundResult {
+  return {
+    pushed: [...a.pushed, ...b.pushed], pulled: [...a.pulled, ...b.pulled], deletedRemote: [...a.deletedRemote, ...b.deletedRemote],
+    deletedLocal: [...a.deletedLocal, ...b.deletedLocal], conflicts: [...a.conflicts, ...b.conflicts], deferred: b.deferred,
+    ...(b.skipped ?? a.skipped ? { skipped: b.skipped ?? a.skipped } : {}),
+  };
+}
 
 export interface Replicas {
   /** Binds a bucket to its remote (or updates the binding), and syncs it soon. */
@@ -119,6 +130,11 @@ export interface Replicas {
    * result once they completed, rejects saying why one could not (offline, stopped, refused).
    */
   syncNow(o?: { bucket?: string; allowDeletes?: boolean }): Promise<RoundResult[]>;
+  /**
+   * A round of each replica not stopped nor paused, or the one running: what a timer, coming online
+   * and Background Sync ask for, which need no round newer than themselves. Never rejects.
+   */
+  soon(): Promise<void>;
   status(): Promise<ReplicaStatus[]>;
   pause(bucket?: string): Promise<void>;
   resume(bucket?: string): Promise<void>;
@@ -164,6 +180,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     policy?: Policy;
     cached?: Credentials;
     timer?: ReturnType<typeof setTimeout>;
+    /** An announcement of writes to come (nudge). */
+    nudged?: ReturnType<typeof setTimeout>;
     running?: Promise<RoundResult>;
     failures: number;
     state: ReplicaState;
@@ -250,6 +268,18 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     (l.timer as { unref?: () => void }).unref?.();
   }
 
+  /**
+   * What syncNow() promises: a round that began after the call, so that it saw every write made
+   * before it. A round running at the call may have read the bucket before them: it is waited for,
+   * then a new one runs (calls meeting there share it). The answer is both rounds' work.
+   */
+  async function freshRound(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
+    const running = liveOf(bucket).running;
+    const before = running ? await running.catch(() => undefined) : undefined;
+    const after = await round(bucket, allowDeletes);
+    return before ? joined(before, after) : after;
+  }
+
   /** One round of `bucket`'s replica, or the one already running. */
   function round(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
     const l = liveOf(bucket);
@@ -303,14 +333,12 @@ export function createReplicas(o: ReplicasOptions): Replicas {
    * has a new key to push, and one that deferred a key (it changed meanwhile) may settle it now.
    */
   async function rounds(bucket: string, allowDeletes: boolean): Promise<RoundResult> {
-    const total: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
+    let total: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
     for (let i = 0; i < 3; i++) {
       const k = await kept(bucket);
       if (!k) throw new SyncStopped('remote', `${bucket} has no replica.`);
       const r = await roundOf(k, allowDeletes);
-      for (const name of ['pushed', 'pulled', 'deletedRemote', 'deletedLocal', 'conflicts'] as const) (total[name] as unknown[]).push(...r[name]);
-      total.deferred = r.deferred;
-      if (r.skipped) total.skipped = r.skipped;
+      total = joined(total, r);
       if (r.deferred.length === 0 && !r.conflicts.some((c) => c.keptAt !== undefined && !c.foundElsewhere)) break;
     }
     return total;
@@ -384,7 +412,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     },
     async remove(bucket) {
       const l = live.get(bucket);
-      if (l?.timer) clearTimeout(l.timer);
+      clearTimeout(l?.timer);
+      clearTimeout(l?.nudged);
       live.delete(bucket);
       const ref = await store.getBucket(bucket);
       if (ref) await store.replica.bind(ref, undefined);
@@ -398,7 +427,15 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         const k = await kept(b);
         if (k?.stopped) await keep({ ...k, stopped: undefined });
       }
-      return Promise.all(buckets.map((b) => round(b, opts.allowDeletes ?? false)));
+      // Every replica's round runs to its end, whichever fails; then the first failure is the answer.
+      const settled = await Promise.allSettled(buckets.map((b) => freshRound(b, opts.allowDeletes ?? false)));
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      return settled.map((r) => (r as PromiseFulfilledResult<RoundResult>).value);
+    },
+    async soon() {
+      const ready = (await keptAll()).filter((k) => !k.stopped && !k.paused);
+      await Promise.allSettled(ready.map((k) => round(k.bucket, false)));
     },
     async status() {
       return Promise.all((await keptAll()).map((k) => statusOf(k)));
@@ -441,10 +478,17 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       return checkRemote(remoteOf(k), k.device, origin);
     },
     nudge(bucket) {
-      if (!live.has(bucket)) return;
-      // Its outbox changed: pages see the pending count as it is.
-      void announce(bucket).catch(() => {});
-      if (!live.get(bucket)!.running) schedule(bucket, 500);
+      const l = live.get(bucket);
+      if (!l) return;
+      // Its outbox changed: pages see the pending count, a moment later. Announced at once, the
+      // reads of each write's announcement held up the next write (a PUT's acknowledgement waited
+      // behind them): a burst of writes is announced once per NUDGE_MS.
+      l.nudged ??= setTimeout(() => {
+        l.nudged = undefined;
+        void announce(bucket).catch(() => {});
+      }, NUDGE_MS);
+      (l.nudged as { unref?: () => void }).unref?.();
+      if (!l.running) schedule(bucket, 500);
     },
     on(listener) {
       listeners.add(listener);
@@ -456,7 +500,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     },
     stop() {
       started = false;
-      for (const l of live.values()) if (l.timer) clearTimeout(l.timer);
+      for (const l of live.values()) {
+        clearTimeout(l.timer);
+        clearTimeout(l.nudged);
+        l.nudged = undefined;
+      }
     },
   };
 }

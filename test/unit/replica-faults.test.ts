@@ -314,6 +314,35 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     expect(head.ContentLength).toBe(1);
   });
 
+  it('syncNow() answers with a round that began after it was called: a write made while another round runs is in it; soon() (timers, Background Sync) joins the running round', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket);
+    await d.sync();
+    let rounds = 0;
+    const off = d.replicas.on((e) => void (e.type === 'synced' && rounds++));
+    await d.put('first.txt', Buffer.from('first'));
+    proxy.fault({ match: { method: 'PUT', key: 'first.txt' }, delayMs: 1000, times: 1 });
+    const earlier = d.replicas.syncNow();
+    // Its PUT of first.txt has arrived: that round read the bucket before what follows.
+    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'first.txt' }).length).toBe(1);
+    await Promise.all([earlier, d.replicas.soon()]);
+    expect(rounds, 'soon() ran no round of its own').toBe(1);
+    expect((await earlier)[0]!.pushed).toEqual(['first.txt']);
+
+    proxy.fault({ match: { method: 'PUT', key: 'second.txt' }, delayMs: 1000, times: 1 });
+    await d.put('second.txt', Buffer.from('second'));
+    const running = d.replicas.syncNow();
+    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'second.txt' }).length).toBe(1);
+    await d.put('late.txt', Buffer.from('written during a round'));
+    const later = await d.sync();
+    off();
+    expect(String(await remoteBytes(Bucket, 'late.txt'))).toBe('written during a round');
+    expect((await running)[0]!.pushed).toEqual(['second.txt']);
+    // The answer is both rounds' work: the one it waited for, and its own.
+    expect(later.pushed.sort()).toEqual(['late.txt', 'second.txt']);
+    expect(await d.status()).toMatchObject({ pending: 0 });
+  });
+
   it('the cache mode lists the remote without its bytes; the first read fetches an object and keeps it (read again with the remote down); one not fetched is a 503 then; copies and writes go out as in two-way', async () => {
     const Bucket = await remoteBucket();
     const big = randomBytes(300_000);
