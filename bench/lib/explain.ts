@@ -6,7 +6,7 @@ import type { PutGetResult } from '../figures/putget.ts';
 import type { Diagnostics } from './diagnose.ts';
 import type { EnginesResult } from '../figures/engines.ts';
 import type { S3EdgeResult } from '../figures/s3-edge.ts';
-import type { ReplicaResult, TransferId } from '../figures/replica.ts';
+import { REPLICA_LANES, type ReplicaResult, type TransferId } from '../figures/replica.ts';
 import { median } from './stats.ts';
 import { explainEngines } from './explain-engines.ts';
 import { KiB, MiB, sizeName } from './stats.ts';
@@ -216,7 +216,7 @@ const pct = (x: number) => `${Math.round(100 * x)}%`;
 
 /**
  * Figure 13: the replica's missed transfer rows with where its lanes' time went (its warm-up round
- * traced inside the worker) and the SDK at the replica's own concurrency; the missed
+ * traced inside the worker) and the SDK with fewer requests in flight; the missed
  * acknowledgement rows with what every write to a bound bucket makes the worker do; and, whenever
  * the figure ran, what a burst of writes into a bound bucket set off.
  */
@@ -244,19 +244,18 @@ function explainReplica(rows: Row[], missed: Row[], r: ReplicaResult | undefined
         const k = (name: string) => t.kinds[name];
         const req = k(pull ? 'fetch GET' : 'fetch PUT');
         const w = k('write');
-        const rd = k('read');
-        const lanes = 4 * t.wallMs;
-        const rest = lanes - (req?.sumMs ?? 0) - (w?.sumMs ?? 0) - (rd?.sumMs ?? 0);
-        out.push(`  - Its warm-up round (not kept), traced inside the worker, took ${ms0(t.wallMs)} ms: ${ms0(lanes)} ms of lane time for its 4 lanes. `
-          + `${pull ? 'GETs' : 'PUTs'} to the remote ${ms0(req?.sumMs)} ms of it (${req?.n ?? '?'}, median ${f1(req?.medianMs ?? NaN)} ms each until the answer's headers; ${pct((req?.sumMs ?? 0) / lanes)}); `
-          + `IndexedDB write transactions ${ms0(w?.sumMs)} ms (${w?.n ?? '?'} of them, median ${f1(w?.medianMs ?? NaN)} ms from creation to complete; ${pct((w?.sumMs ?? 0) / lanes)})`
-          + (rd && rd.n > 20 ? `, read transactions ${ms0(rd.sumMs)} ms (${rd.n}, median ${f1(rd.medianMs)} ms; ${pct(rd.sumMs / lanes)})` : '')
-          + `; the rest, ${ms0(rest)} ms (${pct(rest / lanes)}), is the worker's own work between them (${pull ? 'reading each answer into a Blob and hashing it for its MD5, preparing the body to store' : 'reading each body out of its stored Blob'}, signing, the lanes' turns on one thread and the machine's cores) and lanes with no key to move: before the first key (the listing and the bucket's view; the kept rounds' first key moved at ${ms0(median((s.replica ?? []).map((v) => v.firstKey!)))} ms)${x.name.includes(' 10 × ') ? ', and the last of 10 keys on 4 lanes, when two lanes have none' : ''}.`);
+        const lanes = REPLICA_LANES * t.wallMs;
+        out.push(`  - Its warm-up round (not kept), traced inside the worker, took ${ms0(t.wallMs)} ms. `
+          + `${pull ? 'GETs' : 'PUTs'} to the remote: ${req?.n ?? '?'}, median ${f1(req?.medianMs ?? NaN)} ms each until the answer's headers, ${pct((req?.sumMs ?? 0) / lanes)} of its ${REPLICA_LANES} lanes' time. `
+          + `IndexedDB write transactions: ${w?.n ?? '?'} (median ${f1(w?.medianMs ?? NaN)} ms from creation to complete), ${ms0(w?.sumMs)} ms in all, ${pct((w?.sumMs ?? 0) / t.wallMs)} of the round's wall time: IndexedDB runs one write transaction at a time, so near 100% the round goes as fast as the store takes its writes.`);
       }
     }
+    const burst = r.burst;
     out.push('',
-      `What bounds it. The replica moves 6 keys at a time (sw/replica/sync.ts, \`pool(actions, 6, apply)\`), as many as Chromium's connections to the host, which the SDK sent all at once gets too. So, each lane does more than a request per key: a push reads the key's object in a read transaction (\`store.getObject\`), PUTs it, and records it pushed (its sync record written, its outbox entry deleted) in a strict write transaction of its own; a pull GETs the body into a Blob, computes its MD5 (the local ETag, \`md5OfBlob\`), and stores object, body and sync record in a strict write transaction (\`store.replica.pulled\`). Group commit lets the lanes' writes that meet share a commit (fewer write transactions than keys above), but each lane still waits for its own before it takes the next key; a raw strict put of 1 KiB from a page took ${f1(r.strictPutMs ?? NaN)} ms on this disk, and the replica's write transactions span the sync tables, so they queue behind each other and behind the read transactions over the same stores.`, '',
-      'What could change in sw/replica/: more lanes than 4 (the browser opens at most 6 connections to one host, so a few more keys in flight would overlap one lane\'s store work with another\'s request); one read transaction for a batch of keys\' objects before pushing them, and the outcomes of several keys written in one transaction rather than one each; for pulls of large bodies, the MD5 (the local ETag must be the bytes\' MD5; a single-part remote ETag already is one and could be checked against it as the body is stored).', '');
+      `What bounds it. The replica moves ${REPLICA_LANES} keys at a time (sw/replica/sync.ts), as many as Chromium's connections to the host. A push reads small objects 32 at a time in one read step, PUTs each, and hands its outcome (sync record, outbox entry) to writes that commit behind the lanes, several keys per transaction (group commit): what is left is the request itself, signed in the worker. `
+        + `A pull GETs each object and hashes it as it arrives (the local ETag is the bytes' MD5; bodies over 1 MiB are hashed from the Blob once read), then stores it in a write step of the store like a local PUT's — the bucket, the key's current object, the owner's usage and the body, read and written — and those steps run one after another, IndexedDB having one writer. `
+        + `So a pull cannot be faster than the local store takes writes: in this run 1,000 × 1 KiB PUTs into an unbound bucket, 8 in flight, took ${burst ? ms0(burst.unboundMs) : '?'} ms on their own (the burst row), against the SDK's ${ms0(rows.find((x) => x.figure === 13 && x.name === 'replica pull 1,000 × 1 KiB vs AWS SDK')?.baseline)} ms that store nothing; and 16 MiB bodies are copied into IndexedDB's files and committed strictly, one object at a time. The SDK's side only reads the answers into Blobs.`, '',
+      'What could change: pulls written as one step per batch of keys (the rules in sw/store/rules/ read and write one key per step, each step\'s reads one round trip after another), which is the store\'s work, not the replica\'s; the target itself compares a transfer that stores every object with one that keeps none.', '');
     misses.push(out.join('\n'));
   }
 
@@ -265,12 +264,10 @@ function explainReplica(rows: Row[], missed: Row[], r: ReplicaResult | undefined
     explained.push(...acks);
     const st = r.statusMs;
     const out = ['### A local PUT\'s acknowledgement with a replica', '', ...acks.map((x) => `- ${line(x)}; ${/status announcements per PUT [\d.]+/.exec(x.notes)?.[0] ?? ''}; ${/per-round ratios [^;]*/.exec(x.notes)?.[0] ?? ''}`), '',
-      'Every write to a bucket bound to a replica, paused or not, is answered and then makes the worker announce the replica\'s status on its channel (sw/fetch-handler.ts `onLog` → `replicas.nudge()` → `announce()` → `statusOf()`, sw/replica/replicas.ts; one announcement per PUT, as counted above). '
-        + 'Each announcement reads the replica records, the bucket, the bucket\'s whole view — every object record, every sync record and the outbox (`store.replica.view`) — and its conflicts, to give `pending` and `pendingBytes`. '
-        + (st ? `From the page, status() took ${f1(st.empty)} ms with only the empty bucket's replica bound, and ${f1(st.full)} ms more once the 1,000-object bucket's was bound beside it. ` : '')
-        + 'That read runs on the worker\'s thread and in IndexedDB just after the answer, so the next PUT, sent as soon as the previous one is answered, waits for it: its write transaction cannot start while a read-only transaction over the same stores is open. It grows with the bucket: compare the empty buckets\' rows with the 1,000-object ones. The write itself adds only its outbox record, in the same transaction.', '',
-      'With the replica live, the round pushing in the background adds its own work on the same thread and stores: per key a read transaction, a strict write transaction, a signed request, and, when the round starts, the view of the whole bucket.', '',
-      'What could change in sw/replica/replicas.ts: announce once per burst (a debounce, as the round itself waits half a second after the last write), and count what is pending from the outbox alone (a count, not every object record), or only when a page listens.', ''];
+      'A write to a bucket bound to a replica adds its outbox record to its own write step, and sets off an announcement of the replica\'s status on the worker\'s channel, at most one per 200 ms (sw/replica/replicas.ts `nudge()`): it reads the replica records, the outbox and the conflicts, never the whole bucket '
+        + (st ? `(status() from the page: ${f1(st.empty)} ms with only the empty bucket's replica bound, ${f1(st.full)} ms more with the 1,000-object bucket's beside it). ` : '. ')
+        + 'With the replica paused or idle that is all it adds; the announcements per PUT above show how many reads the timed PUTs met.', '',
+      'With the replica live, a round runs beside the timed PUTs on the same worker thread and the same IndexedDB, whose one writer takes the round\'s writes in turn with the PUTs\' (and, when it starts, the read of the whole bucket\'s view): the live rows measure a PUT made while the bucket is being synced, which no change to the acknowledgement path removes; it could only be made cheaper by a round that yields to local writes.', ''];
     misses.push(out.join('\n'));
   }
 
@@ -278,7 +275,7 @@ function explainReplica(rows: Row[], missed: Row[], r: ReplicaResult | undefined
   if (b) {
     const delayed = b.firstPushAfterMs > 5000;
     observations.push(`- Figure 13, a burst: 1,000 × 1 KiB PUTs, 8 in flight, into a bucket bound to a live replica took ${ms0(b.boundMs)} ms against ${ms0(b.unboundMs)} ms into an unbound one (one sample each). `
-      + `They set off ${b.announced} status announcements, each reading the bucket's whole view as it grew; the last came ${(b.lastStatusAfterMs / 1000).toFixed(1)} s after the last write. `
+      + `They set off ${b.announced} status announcements (at most one per 200 ms); the last came ${(b.lastStatusAfterMs / 1000).toFixed(1)} s after the last write. `
       + `The round the writes set off (half a second after the last) pushed its first key ${(b.firstPushAfterMs / 1000).toFixed(1)} s and its last ${(b.lastPushAfterMs / 1000).toFixed(1)} s after the last write`
       + (delayed ? ': a round starts by announcing its state (`round()` awaits `announce()`), and a bucket\'s announcements run one after another, so it waited behind the writes\' announcements before pushing anything.' : '.')
       + ` ${b.pending === 0 ? 'Nothing was left pending.' : `${b.pending} keys were still pending once it was quiet.`}\n`);
