@@ -388,6 +388,12 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   const progress = (phase: 'pushing' | 'pulling', key: string) => o.onProgress?.({ phase, key, done: ++done, total });
   const defer = (key: string): void => void result.deferred.push(key);
   const writes = committer();
+  /** A push recorded, and its multipart journal entry (if it went by one) let go only then. */
+  const recordPushed = async (key: string, change: string | null, sync: Omit<SyncRecord, 'bucket' | 'key'>) => {
+    const written = await store.replica.pushed(bucket, key, change, sync);
+    if (written === 'ok' && o.uploads.get(key)) await o.uploads.set(key, undefined);
+    return written;
+  };
   const readLocal = localReads(store, bucket, actions.flatMap((a) => (a.do === 'push' && a.object.size <= BATCHED_BYTES ? [a.key] : [])));
 
   /** The remote's object as a local write will store it (in the cache mode, as listed: no bytes). */
@@ -422,7 +428,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
         if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
         const sync = syncOf(pushedTo, pushedTo.object, o.now());
         return writes.add(0, async () => {
-          if ((await store.replica.pushed(bucket, a.key, a.seen.change, sync)) !== 'ok') return defer(a.key);
+          if ((await recordPushed(a.key, a.seen.change, sync)) !== 'ok') return defer(a.key);
           result.pushed.push(a.key);
           progress('pushing', a.key);
         });
@@ -490,7 +496,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
       result.conflicts.push(record);
       const pushedTo = await pushObject(a.key, a.seen, ifMatch(c.remoteEntry.etag));
       if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
-      await store.replica.pushed(bucket, a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()));
+      await recordPushed(a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()));
       result.pushed.push(a.key);
       return progress('pushing', a.key);
     }
@@ -508,7 +514,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
       if (c.localObject) {
         const pushedTo = await pushObject(a.key, a.seen, remoteNow ? ifMatch(remoteNow.etag) : { ifNoneMatch: true });
         if (pushedTo === 'changed' || pushedTo === 'preconditionFailed') return defer(a.key);
-        await store.replica.pushed(bucket, a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()));
+        await recordPushed(a.key, a.seen.change, syncOf(pushedTo, pushedTo.object, o.now()));
         result.pushed.push(a.key);
       } else if (remoteNow) {
         if ((await remote.remove(a.key, ifMatch(remoteNow.etag))) === 'preconditionFailed') return defer(a.key);
@@ -597,11 +603,13 @@ async function pushMultipart(
     return 'preconditionFailed';
   }
   const done = await o.remote.completeUpload(key, state.uploadId, state.parts, condition);
-  await o.uploads.set(key, undefined);
   if (done === 'preconditionFailed') {
+    await o.uploads.set(key, undefined);
     await o.remote.abortUpload(key, state.uploadId).catch(() => {});
     return done;
   }
+  // The journal entry stays until the push is recorded (recordPushed): lost before, the next round
+  // still recognises the object the parts made (settleCompleted) instead of finding a conflict.
   // Ceph's RGW 16 answers Complete with an empty ETag; the object's own is read back.
   if (done.etag === '') {
     const head = await o.remote.head(key);

@@ -16,7 +16,10 @@ import { createHandler } from '../../sw/core/handler.ts';
 import { createClient } from '../../src/client/index.ts';
 import { createReplicas, fetchMissingVia, type ReplicaConfig } from '../../sw/replica/replicas.ts';
 import { RemoteError } from '../../sw/replica/remote.ts';
-import { openTestStore, SOUND, contents, integrity } from '../support/stores.ts';
+import { openTestEngine, SOUND, contents, integrity } from '../support/stores.ts';
+import { openStore } from '../../sw/store/rules/store.ts';
+import { faultyEngine, type FaultPlan } from '../../sw/store/engine/faults.ts';
+import { SYNCED } from '../../sw/store/schema.ts';
 import { encodeS3Key, s3 } from '../support/s3-sign.ts';
 import { REMOTES, type Remote } from '../support/remotes.ts';
 import { startFaultProxy, type FaultProxy, type Match } from '../support/fault-proxy.ts';
@@ -79,8 +82,10 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
   const uploadsLeft = async (Bucket: string) => (await sdk.send(new ListMultipartUploadsCommand({ Bucket }))).Uploads ?? [];
 
   /** A device: a store, the handler over it as an app uses it, and a replica of `Bucket` through the proxy. */
-  async function device(Bucket: string, o: Partial<ReplicaConfig> = {}) {
-    const { store } = await openTestStore('memory');
+  /** A device over a memory store; `refusePut`: records the store refuses (a disk's failure, injected at the engine). */
+  async function device(Bucket: string, o: Partial<ReplicaConfig> = {}, refusePut?: FaultPlan['refusePut']) {
+    const { engine } = await openTestEngine('memory');
+    const store = openStore(refusePut ? faultyEngine(engine, { refusePut }) : engine);
     const replicas = createReplicas({ store });
     const handle = createHandler({ store, fetchMissing: fetchMissingVia(replicas) });
     await replicas.add({ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials }, ...o });
@@ -249,6 +254,29 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     await d.put('big.bin', body);
     proxy.fault({ match: { method: 'POST', key: 'big.bin', query: 'uploadId' }, fault: { kind: 'drop-answer' } });
     expect(await failure(d.sync())).toMatchObject({ status: 0, retryable: true });
+    expect(md5((await remoteBytes(Bucket, 'big.bin'))!)).toBe(md5(body));
+    proxy.forget();
+    const round = await d.sync();
+    expect(round.conflicts).toEqual([]);
+    expect(proxy.requests({ method: ['PUT', 'POST'] })).toEqual([]);
+    expect(await remoteKeys(Bucket)).toEqual(['big.bin']);
+    expect(await d.keys()).toEqual(['big.bin']);
+    expect(await uploadsLeft(Bucket)).toEqual([]);
+    expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    await sound(d.store);
+  });
+
+  it('a multipart push whose record the store failed to write after Complete: the next round recognises the object, no new upload, no conflict', async () => {
+    const Bucket = await remoteBucket();
+    let refuse = false;
+    const d = await device(Bucket, { multipartBytes: 5 * MiB }, (table, value) =>
+      (refuse && table === SYNCED && (value as { key?: string }).key === 'big.bin' ? new Error('injected: the sync record was refused') : undefined));
+    await d.sync();
+    const body = randomBytes(11 * MiB);
+    await d.put('big.bin', body);
+    refuse = true;
+    await expect(d.sync()).rejects.toThrow(/injected/);
+    refuse = false;
     expect(md5((await remoteBytes(Bucket, 'big.bin'))!)).toBe(md5(body));
     proxy.forget();
     const round = await d.sync();
