@@ -51,7 +51,16 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
   const container = globalThis.navigator?.serviceWorker;
   if (!container || !before || !(error instanceof TypeError)) return false;
   if (container.controller !== before) return true;
-  return controllerChange(container, TAKEOVER_MS);
+  const changed = controllerChange(container, TAKEOVER_MS);
+  // No other worker on its way (none installing, waiting or activating in this one's place): no
+  // takeover cut the request off, and a plain network failure is reported at once, not after
+  // TAKEOVER_MS. Anything unclear waits, as before.
+  const registration = await container.getRegistration().catch(() => undefined);
+  if (container.controller === before && registration && !registration.installing && !registration.waiting && registration.active === before) {
+    changed.cancel();
+    return false;
+  }
+  return changed;
 }
 
 /** How long a request may wait for its answer once the page's controller has changed under it. */
@@ -114,8 +123,9 @@ export async function sendWatched(send: (signal?: AbortSignal) => Promise<Respon
 }
 
 /** True when the page's controller changes within `ms`, false when it does not. */
-function controllerChange(container: ServiceWorkerContainer, ms: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
+function controllerChange(container: ServiceWorkerContainer, ms: number): Promise<boolean> & { cancel(): void } {
+  let cancel = () => {};
+  const p = new Promise<boolean>((resolve) => {
     const changed = () => {
       clearTimeout(timer);
       resolve(true);
@@ -125,7 +135,13 @@ function controllerChange(container: ServiceWorkerContainer, ms: number): Promis
       resolve(false);
     }, ms);
     container.addEventListener('controllerchange', changed, { once: true });
+    cancel = () => {
+      clearTimeout(timer);
+      container.removeEventListener('controllerchange', changed);
+      resolve(false);
+    };
   });
+  return Object.assign(p, { cancel: () => cancel() });
 }
 
 /** How long a request waits for startService()'s worker to take control of the page. */
