@@ -55,7 +55,7 @@ export async function cutOffByTakeover(error: unknown, before: ServiceWorker | n
   // No other worker on its way (none installing, waiting or activating in this one's place): no
   // takeover cut the request off, and a plain network failure is reported at once, not after
   // TAKEOVER_MS. Anything unclear waits, as before.
-  const registration = await container.getRegistration().catch(() => undefined);
+  const registration = await Promise.resolve(container.getRegistration?.()).catch(() => undefined);
   if (container.controller === before && registration && !registration.installing && !registration.waiting && registration.active === before) {
     changed.cancel();
     return false;

@@ -7,13 +7,22 @@ import { describe, it, expect, vi, afterEach } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
 import { DROPPED_MS } from '../../src/client/engine.ts';
 
-/** navigator.serviceWorker as a page sees it: a controller, and controllerchange when it changes. */
-function stubContainer() {
-  const container = Object.assign(new EventTarget(), { controller: { id: 'old build' } as unknown });
+/**
+ * navigator.serviceWorker as a page sees it: a controller, its registration, and controllerchange
+ * when it changes. `coming`: a new build is installed and waiting to take over (as in every real
+ * takeover, from before the old one is ended until the page's controller changes).
+ */
+function stubContainer(coming = true) {
+  const old = { id: 'old build' };
+  const next = { id: 'new build' };
+  const container = Object.assign(new EventTarget(), {
+    controller: old as unknown,
+    getRegistration: async () => ({ active: container.controller, installing: null, waiting: coming && container.controller === old ? next : null }),
+  });
   vi.stubGlobal('navigator', { serviceWorker: container });
   return {
     takeOver() {
-      container.controller = { id: 'new build' };
+      container.controller = next;
       container.dispatchEvent(new Event('controllerchange'));
     },
   };
@@ -82,6 +91,23 @@ describe('swbucket/client: a request cut off by a takeover', () => {
     const f = cutOnce(() => {});
     await expect(client(f.fetch).putObject('bkt', 'k', 'a')).rejects.toThrow(TypeError);
     expect(f.calls).toHaveLength(1);
+  });
+
+  it('fails at once when no other worker is on its way (none installing, waiting or activating): no wait for a takeover', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      stubContainer(false);
+      const f = cutOnce(() => {});
+      let outcome: unknown;
+      const put = client(f.fetch).putObject('bkt', 'k', 'a').then(() => 'answered', (e: unknown) => e);
+      void put.then((o) => (outcome = o));
+      // The fake clock never moves: a client waiting for a controller change would never settle.
+      await until(() => outcome !== undefined);
+      expect(outcome).toBeInstanceOf(TypeError);
+      expect(f.calls).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('fails as it is outside a page controlled by a worker', async () => {
