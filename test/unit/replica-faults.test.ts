@@ -349,18 +349,19 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     let rounds = 0;
     const off = d.replicas.on((e) => void (e.type === 'synced' && rounds++));
     await d.put('first.txt', Buffer.from('first'));
-    proxy.fault({ match: { method: 'PUT', key: 'first.txt' }, delayMs: 1000, times: 1 });
+    // Held 3 s at the proxy: soon() is called well within it, whatever the machine's load.
+    proxy.fault({ match: { method: 'PUT', key: 'first.txt' }, delayMs: 3000, times: 1 });
     const earlier = d.replicas.syncNow();
     // Its PUT of first.txt has arrived: that round read the bucket before what follows.
-    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'first.txt' }).length).toBe(1);
+    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'first.txt' }).length, { interval: 20 }).toBe(1);
     await Promise.all([earlier, d.replicas.soon()]);
     expect(rounds, 'soon() ran no round of its own').toBe(1);
     expect((await earlier)[0]!.pushed).toEqual(['first.txt']);
 
-    proxy.fault({ match: { method: 'PUT', key: 'second.txt' }, delayMs: 1000, times: 1 });
+    proxy.fault({ match: { method: 'PUT', key: 'second.txt' }, delayMs: 3000, times: 1 });
     await d.put('second.txt', Buffer.from('second'));
     const running = d.replicas.syncNow();
-    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'second.txt' }).length).toBe(1);
+    await expect.poll(() => proxy.requests({ method: 'PUT', key: 'second.txt' }).length, { interval: 20 }).toBe(1);
     await d.put('late.txt', Buffer.from('written during a round'));
     const later = await d.sync();
     off();
