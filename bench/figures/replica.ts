@@ -32,12 +32,13 @@ import type { Ctx } from '../lib/context.ts';
 import type { BenchReplica } from '../browser/replica-page.ts';
 import { fill } from '../browser/fill.ts';
 import { serve, type Served } from '../../test/support/serve.ts';
+import { LANES } from '../../sw/replica/sync.ts';
 
 const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
 /** Every replica here syncs on its own only once an hour: no round but the ones the figure asks for (and those writes set off). */
 const INTERVAL_MS = 3_600_000;
-/** The replica's lanes (sw/replica/sync.ts: six pushes or pulls at a time). */
-export const REPLICA_LANES = 6;
+/** The replica's lanes: how many pushes or pulls a round runs at a time. */
+export const REPLICA_LANES = LANES;
 /** The SDK's side with fewer requests in flight (the replica's earlier pool). */
 const SDK_LIMITED = 4;
 

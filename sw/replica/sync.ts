@@ -231,6 +231,12 @@ async function resolve(policy: Policy, mode: Mode, c: ConflictCase): Promise<Res
   return 'both';
 }
 
+/**
+ * Keys a round moves at a time: the connections a browser opens to one host over HTTP/1.1, so the
+ * requests in flight fill a link without queueing in the browser or flooding the remote.
+ */
+export const LANES = 6;
+
 /** Runs `jobs` at most `n` at a time; the first failure is thrown once all have settled. */
 async function pool<T>(items: T[], n: number, job: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -536,10 +542,8 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
     return progress('pulling', a.key);
   };
 
-  // Pulls and pushes six at a time: the connections a browser opens to one host over HTTP/1.1, so
-  // the requests in flight fill a link without queueing in the browser or flooding the remote.
   try {
-    await pool(actions, 6, apply);
+    await pool(actions, LANES, apply);
   } catch (e) {
     await writes.drain().catch(() => {}); // what moved is recorded before the round ends
     throw e;
