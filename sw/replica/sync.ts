@@ -135,6 +135,9 @@ export class SyncStopped extends Error {
   }
 }
 
+/** The local bucket a round syncs was deleted (or replaced) under it. */
+const bucketGone = (bucket: BucketRef): SyncStopped => new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+
 /** Keys under this prefix are the replica's own on the remote (its probe), never synced. */
 export const RESERVED = '.swbucket/';
 
@@ -334,7 +337,7 @@ function localReads(store: Store, bucket: BucketRef, keys: string[]) {
     let got = batches.get(b);
     if (!got && b * READ_BATCH < keys.length) {
       got = store.replica.objects(bucket, keys.slice(b * READ_BATCH, (b + 1) * READ_BATCH)).then((m) => {
-        if (m === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+        if (m === 'noSuchBucket') throw bucketGone(bucket);
         return m;
       });
       batches.set(b, got);
@@ -345,7 +348,7 @@ function localReads(store: Store, bucket: BucketRef, keys: string[]) {
     const i = index.get(key);
     if (i === undefined) {
       const found = await store.getObject(bucket, key);
-      if (found === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+      if (found === 'noSuchBucket') throw bucketGone(bucket);
       return found;
     }
     const b = Math.floor(i / READ_BATCH);
@@ -366,7 +369,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   await sweepProbes(o, listed);
   await settleCompleted(o, listed);
   const view = await store.replica.view(bucket);
-  if (view === 'noSuchBucket') throw new SyncStopped('remote', `The bucket ${bucket.name} is gone.`);
+  if (view === 'noSuchBucket') throw bucketGone(bucket);
   const actions = plan(view, listed, o.mode);
   const skipped = [...new Set([...view.objects.keys(), ...view.outbox.keys()])].filter(unsyncable);
   if (skipped.length > 0) result.skipped = skipped;
