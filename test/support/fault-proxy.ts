@@ -398,11 +398,14 @@ export async function startFaultProxy(o: { target: string; port?: number }): Pro
         void flushed(client).then(() => cut('cut'));
         return;
       }
+      // Set once the cut is under way: the answer's end, which may still come, must not end it whole.
+      let cutting = false;
       answer.on('data', (chunk: Buffer) => {
-        if (over) return;
+        if (over || cutting) return;
         if (outLimit !== undefined && rec.bytesOut + chunk.length >= outLimit) {
           const part = chunk.subarray(0, outLimit - rec.bytesOut);
           rec.bytesOut += part.length;
+          cutting = true;
           answer.pause();
           res.write(part, () => void flushed(client).then(() => cut('cut')));
           return;
@@ -414,7 +417,7 @@ export async function startFaultProxy(o: { target: string; port?: number }): Pro
         }
       });
       answer.on('end', () => {
-        if (over) return;
+        if (over || cutting) return;
         res.end(() => finish('answered'));
       });
     }
