@@ -40,6 +40,13 @@ export interface RemoteEntry {
   versionId?: string;
 }
 
+/** One version of a remote object, as ListObjectVersions shows it. */
+export interface RemoteVersion extends RemoteEntry {
+  /** The key's current version (a delete marker when the key is deleted). */
+  latest: boolean;
+  deleteMarker: boolean;
+}
+
 /** Why a request to the remote failed, and whether trying again may help. */
 export class RemoteError extends Error {
   override readonly name = 'RemoteError';
@@ -63,9 +70,13 @@ export interface Remote {
   head(key: string): Promise<RemoteEntry | undefined>;
   /** One small signed request that lists (nothing of) the bucket: throws what stands in the way of any request. */
   ping(): Promise<void>;
-  /** The object's bytes and response metadata; undefined when the key holds nothing. */
-  /** The object's bytes, with their MD5 (hex) computed as they arrived. */
-  get(key: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Blob; md5: string } | undefined>;
+  /**
+   * Every version under the prefix, delete markers among them, all pages, as the remote lists
+   * them: each key's newest first. On a bucket that was never versioned, one version a key.
+   */
+  versions(): Promise<RemoteVersion[]>;
+  /** The object's bytes (of `versionId`, else its current version) and response metadata, with their MD5 (hex) computed as they arrived; undefined when there is none. */
+  get(key: string, versionId?: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Blob; md5: string } | undefined>;
   /**
    * Writes the object when `condition` holds on the remote: `{ ifNoneMatch: true }` only where the
    * key holds nothing, `{ ifMatch: etag }` only over that object. 'preconditionFailed' when the
@@ -74,15 +85,15 @@ export interface Remote {
   put(key: string, body: Blob, headers: ObjectHeaders, condition: Condition): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'>;
   /** Copies the remote's object at `from` (while it is `etag`) to `key`, on the remote: the answer's ETag, or 'preconditionFailed'. */
   copy(key: string, from: string, etag: string): Promise<{ etag: string } | 'preconditionFailed'>;
-  /** Deletes the key's object; with `ifMatch`, only that one (where the remote honours it). */
-  remove(key: string, condition?: { ifMatch?: string }): Promise<'ok' | 'preconditionFailed'>;
+  /** Deletes the key's object; with `ifMatch`, only that one (where the remote honours it); with `versionId`, that version for good. */
+  remove(key: string, condition?: { ifMatch?: string; quoteIfMatch?: boolean; versionId?: string }): Promise<'ok' | 'preconditionFailed'>;
   /** The remote bucket's CORS rules; undefined when it has none. */
   cors(): Promise<{ allowedOrigins: string[]; allowedMethods: string[]; allowedHeaders: string[]; exposeHeaders: string[] }[] | undefined>;
   createUpload(key: string, headers: ObjectHeaders): Promise<string>;
   uploadPart(key: string, uploadId: string, partNumber: number, body: Blob): Promise<string>;
   /** The parts the remote holds of an upload; undefined when the upload is gone (completed, aborted, expired). */
   listParts(key: string, uploadId: string): Promise<{ partNumber: number; etag: string; size: number }[] | undefined>;
-  completeUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[], condition: Condition): Promise<{ etag: string } | 'preconditionFailed'>;
+  completeUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[], condition: Condition): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'>;
   abortUpload(key: string, uploadId: string): Promise<void>;
 }
 
@@ -101,6 +112,15 @@ function entryOf(c: Record<string, unknown>, prefix: string): RemoteEntry | unde
   const full = String(c.Key ?? '');
   if (!full.startsWith(prefix)) return undefined;
   return { key: full.slice(prefix.length), etag: unquote(String(c.ETag ?? '')), size: Number(c.Size ?? 0), lastModified: Date.parse(String(c.LastModified ?? '')) || 0 };
+}
+
+const VERSION_ENTRIES = /<(Version|DeleteMarker)>[\s\S]*?<\/\1>/g;
+
+/** A `Version` or `DeleteMarker` of a ListObjectVersions answer; S3's `null` version id (written unversioned) is none. */
+function versionOf(v: Record<string, unknown>, prefix: string, deleteMarker: boolean): RemoteVersion | undefined {
+  const e = entryOf(v, prefix);
+  const versionId = String(v.VersionId ?? '');
+  return e && { ...e, ...(versionId && versionId !== 'null' ? { versionId } : {}), latest: v.IsLatest === 'true', deleteMarker };
 }
 
 /** The response metadata of an object as its headers carry it. */
@@ -277,6 +297,27 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       } while (token);
       return out;
     },
+    async versions() {
+      const out: RemoteVersion[] = [];
+      let marker: { key: string; versionId: string } | undefined;
+      do {
+        const q = new URLSearchParams({ versions: '', ...(prefix ? { prefix } : {}), ...(marker ? { 'key-marker': marker.key, 'version-id-marker': marker.versionId } : {}) });
+        const res = await send('GET', urlOf(null, q.toString()), { what: `Listing the versions in ${where.bucket}` });
+        const text = await textOf(res);
+        const page = (xml.parse(text.replace(VERSION_ENTRIES, '')) as { ListVersionsResult?: { IsTruncated?: string; NextKeyMarker?: string; NextVersionIdMarker?: string } }).ListVersionsResult;
+        if (!page) throw new RemoteError(`Listing the versions in ${where.bucket}: the answer is not a ListVersionsResult.`, 200, 'MalformedAnswer', false);
+        // Versions and delete markers are read in the order the answer gives them (a parse into
+        // two lists would lose which came first); each is parsed on its own. Their text holds no
+        // '<' (XML escapes it), so an element's end is the first closing tag of its name.
+        for (const [entry, name] of text.matchAll(VERSION_ENTRIES)) {
+          const v = (xml.parse(entry) as Record<string, Record<string, unknown>>)[name!]!;
+          const e = versionOf(v, prefix, name === 'DeleteMarker');
+          if (e && e.key !== '') out.push(e);
+        }
+        marker = page.IsTruncated === 'true' && page.NextKeyMarker !== undefined ? { key: page.NextKeyMarker, versionId: page.NextVersionIdMarker ?? '' } : undefined;
+      } while (marker);
+      return out;
+    },
     async ping() {
       const q = new URLSearchParams({ 'list-type': '2', 'max-keys': '1', prefix: `${prefix}.swbucket/` });
       await (await send('GET', urlOf(null, q.toString()), { what: `Listing ${where.bucket}` })).body?.cancel();
@@ -287,8 +328,8 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       etagOf(res, `HEAD ${key}`);
       return entryFromHeaders(key, res.headers);
     },
-    async get(key) {
-      const res = await send('GET', urlOf(key), { accept: [404], what: `GET ${key}` });
+    async get(key, versionId) {
+      const res = await send('GET', urlOf(key, versionId ? new URLSearchParams({ versionId }).toString() : ''), { accept: [404], what: `GET ${key}` });
       if (res.status === 404) {
         await res.body?.cancel().catch(() => {});
         return undefined;
@@ -313,7 +354,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       return { etag: unquote((xml.parse(text) as { CopyObjectResult?: { ETag?: string } }).CopyObjectResult?.ETag) };
     },
     async remove(key, condition = {}) {
-      const res = await send('DELETE', urlOf(key), { headers: conditionHeaders(condition), accept: [404, 412], what: `DELETE ${key}` });
+      const res = await send('DELETE', urlOf(key, condition.versionId ? new URLSearchParams({ versionId: condition.versionId }).toString() : ''), { headers: conditionHeaders(condition), accept: [404, 412], what: `DELETE ${key}` });
       return res.status === 412 ? 'preconditionFailed' : 'ok';
     },
     async cors() {
@@ -356,7 +397,8 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
         throw new RemoteError(`Completing the upload of ${key}: ${code}.`, 200, code, code === 'InternalError' || code === 'SlowDown');
       }
       const etag = unquote((xml.parse(text) as { CompleteMultipartUploadResult?: { ETag?: string } }).CompleteMultipartUploadResult?.ETag);
-      return { etag };
+      const versionId = res.headers.get('x-amz-version-id');
+      return { etag, ...(versionId && versionId !== 'null' ? { versionId } : {}) };
     },
     async abortUpload(key, uploadId) {
       await send('DELETE', urlOf(key, new URLSearchParams({ uploadId }).toString()), { accept: [404], what: `Aborting the upload of ${key}` });

@@ -10,7 +10,7 @@
 import { md5OfBlob } from '../../protocol/md5.ts';
 import { blobOf } from '../store/pieces.ts';
 import type { BucketRef, ConflictRecord, ObjectRecord, OutboxEntry, SeenState, Store, Stored, SyncRecord } from '../store/types.ts';
-import { RemoteError, type Condition, type Remote, type RemoteEntry } from './remote.ts';
+import { RemoteError, type Condition, type Remote, type RemoteEntry, type RemoteVersion } from './remote.ts';
 import { CONFLICT_META } from '../store/rules/replica.ts';
 
 /**
@@ -144,7 +144,7 @@ export const RESERVED = '.swbucket/';
 type Action =
   | { do: 'push'; key: string; object: ObjectRecord; seen: SeenState; synced?: SyncRecord; remote?: RemoteEntry }
   | { do: 'delete-remote'; key: string; seen: SeenState; synced: SyncRecord; remote: RemoteEntry }
-  | { do: 'pull'; key: string; seen: SeenState; remote: RemoteEntry }
+  | { do: 'pull'; key: string; seen: SeenState; remote: RemoteEntry; missed?: RemoteEntry[] }
   | { do: 'delete-local'; key: string; seen: SeenState }
   | { do: 'settle'; key: string; seen: SeenState; sync: Omit<SyncRecord, 'bucket' | 'key'> | null }
   | { do: 'conflict'; key: string; seen: SeenState; c: ConflictCase; synced?: SyncRecord };
@@ -165,8 +165,28 @@ export function conflictName(key: string, device: string, at: number, taken: (k:
   }
 }
 
-/** What each key needs, from the remote's listing and the bucket's view. */
-function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> }, listed: Map<string, RemoteEntry>, mode: Mode): Action[] {
+/**
+ * The versions of a key the remote made since its last sync and before `current`, oldest first
+ * (delete markers left out: a local history has none): what a bucket that keeps versions pulls on
+ * the way to the current one. For a key not synced, those since its last delete (a key deleted on
+ * both sides has no sync record, and its earlier versions were synced then); none when the
+ * version last synced is no longer in the remote's history.
+ */
+function missedVersions(versions: RemoteVersion[], synced: SyncRecord | undefined, current: RemoteEntry): RemoteEntry[] {
+  const from = versions.findIndex((v) => !v.deleteMarker && v.versionId !== undefined && v.versionId === current.versionId);
+  if (from < 0) return [];
+  const older = versions.slice(from + 1);
+  const end = older.findIndex((v) => (!synced ? v.deleteMarker
+    : !v.deleteMarker && (synced.remoteVersionId ? v.versionId === synced.remoteVersionId : v.etag === synced.remoteEtag)));
+  if (end < 0 && synced) return [];
+  return older.slice(0, end < 0 ? older.length : end).filter((v) => !v.deleteMarker).reverse();
+}
+
+/** What each key needs, from the remote's listing and the bucket's view; `history`: each key's remote versions, newest first, where they are pulled. */
+function plan(
+  view: { objects: Map<string, ObjectRecord>; synced: Map<string, SyncRecord>; outbox: Map<string, OutboxEntry> }, listed: Map<string, RemoteEntry>, mode: Mode,
+  history?: Map<string, RemoteVersion[]>,
+): Action[] {
   const keys = new Set([...listed.keys(), ...view.objects.keys(), ...view.synced.keys(), ...view.outbox.keys()]);
   const actions: Action[] = [];
   for (const key of [...keys].sort()) {
@@ -182,7 +202,9 @@ function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, Sy
       continue;
     }
     const localChanged = O !== undefined;
-    const remoteChanged = S ? !R || R.etag !== S.remoteEtag : R !== undefined;
+    // A new remote version of the same bytes is a change to pull into a history, never a conflict.
+    const newVersion = !localChanged && S?.remoteVersionId !== undefined && R?.versionId !== undefined && R.versionId !== S.remoteVersionId;
+    const remoteChanged = (S ? !R || R.etag !== S.remoteEtag : R !== undefined) || newVersion;
     if (!localChanged && !remoteChanged) {
       // Gone from both sides, its sync record left: nothing to do but forget it.
       if (S && !L && !R) actions.push({ do: 'settle', key, seen, sync: null });
@@ -197,13 +219,14 @@ function plan(view: { objects: Map<string, ObjectRecord>; synced: Map<string, Sy
     }
     if (!localChanged && remoteChanged) {
       if (mode === 'push') continue;
-      if (R) actions.push({ do: 'pull', key, seen, remote: R });
+      const missed = R && history?.has(key) ? missedVersions(history.get(key)!, S, R) : [];
+      if (R) actions.push({ do: 'pull', key, seen, remote: R, ...(missed.length > 0 ? { missed } : {}) });
       else actions.push({ do: 'delete-local', key, seen });
       continue;
     }
     // Changed on both sides. The same bytes on both (a first sync of copies) are no conflict.
     if (L && R && L.etag === R.etag) {
-      actions.push({ do: 'settle', key, seen, sync: { remoteEtag: R.etag, localEtag: L.etag, size: L.size, syncedAt: 0 } });
+      actions.push({ do: 'settle', key, seen, sync: syncOf(R, L, 0) });
       continue;
     }
     if (!L && !R) {
@@ -260,8 +283,8 @@ async function pool<T>(items: T[], n: number, job: (item: T) => Promise<void>): 
 }
 
 /** What a pull stores of a remote object: its bytes (ETag here: their MD5), its headers, and the remote's entry. */
-async function fetchObject(remote: Remote, key: string, now: number) {
-  const got = await remote.get(key);
+async function fetchObject(remote: Remote, key: string, now: number, versionId?: string) {
+  const got = await remote.get(key, versionId);
   if (!got) return undefined;
   const etag = got.md5;
   return {
@@ -362,15 +385,37 @@ const READ_BATCH = 32;
 /** Objects up to this size are read in batches: below it a read transaction costs more than the bytes. */
 const BATCHED_BYTES = 256 * 1024;
 
-export async function syncRound(o: RoundOptions): Promise<RoundResult> {
+/**
+ * The remote, sending only the conditions it honours: a condition it mishandles is worse than
+ * none (Ceph's RGW 16 on a versioned bucket refuses every If-Match, the right one too, so a push
+ * with one would be refused forever). Where a condition is dropped, the round goes on only with
+ * allowUnconditional, and its HEADs before a delete or a Complete stand in.
+ */
+function honouring(remote: Remote, g: Guarantees): Remote {
+  const honoured = (c: Condition): Condition => ({
+    ...(c.ifNoneMatch && g.ifNoneMatch ? { ifNoneMatch: true } : {}),
+    ...(c.ifMatch !== undefined && g.ifMatch ? { ifMatch: c.ifMatch, quoteIfMatch: g.ifMatch === 'quoted' } : {}),
+  });
+  return {
+    ...remote,
+    put: (key, body, headers, c) => remote.put(key, body, headers, honoured(c)),
+    remove: (key, c = {}) => remote.remove(key, { ...honoured(c), ...(c.versionId ? { versionId: c.versionId } : {}) }),
+    completeUpload: (key, uploadId, parts, c) => remote.completeUpload(key, uploadId, parts, honoured(c)),
+  };
+}
+
+export async function syncRound(options: RoundOptions): Promise<RoundResult> {
+  const o = { ...options, remote: honouring(options.remote, options.guarantees) };
   const { store, bucket, remote } = o;
   const result: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
-  const listed = new Map((await remote.list()).map((e) => [e.key, e]));
+  const local = await store.getBucket(bucket.name);
+  if (local?.id !== bucket.id) throw bucketGone(bucket);
+  const { listed, history } = await listRemote(remote, local.versioning === 'Enabled' && (o.mode === 'two-way' || o.mode === 'pull'));
   await sweepProbes(o, listed);
   await settleCompleted(o, listed);
   const view = await store.replica.view(bucket);
   if (view === 'noSuchBucket') throw bucketGone(bucket);
-  const actions = plan(view, listed, o.mode);
+  const actions = plan(view, listed, o.mode, history);
   const skipped = [...new Set([...view.objects.keys(), ...view.outbox.keys()])].filter(unsyncable);
   if (skipped.length > 0) result.skipped = skipped;
 
@@ -390,7 +435,7 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
       + 'so a push could overwrite what another device wrote there without knowing it. Nothing was pushed. Use a remote that honours '
       + 'conditional writes (AWS S3, R2, Ceph RGW, MinIO), or allow it with { allowUnconditional: true }.');
   }
-  const ifMatch = (etag: string): Condition => ({ ifMatch: etag, quoteIfMatch: o.guarantees.ifMatch !== 'unquoted' });
+  const ifMatch = (etag: string): Condition => ({ ifMatch: etag });
   const taken = (k: string) => view.objects.has(k) || listed.has(k);
   const total = actions.length;
   let done = 0;
@@ -454,10 +499,21 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
         });
       }
       case 'pull': {
-        const got = await fetchRemote(a.key, a.remote);
+        let { seen } = a;
+        // Where the bucket keeps versions, the remote's versions made since the last sync are
+        // written in their order first, each recorded as synced: a round cut on the way goes on
+        // from there.
+        for (const v of a.missed ?? []) {
+          const got = await fetchObject(remote, a.key, o.now(), v.versionId);
+          if (!got) continue; // deleted from the history meanwhile
+          const made = await store.replica.pulled(bucket, a.key, seen, got.incoming, syncOf(got.entry, got.incoming.object, o.now()));
+          if (typeof made !== 'object') return defer(a.key);
+          seen = { etag: made.etag, change: null };
+        }
+        const got = a.missed ? await fetchObject(remote, a.key, o.now(), a.remote.versionId) : await fetchRemote(a.key, a.remote);
         if (!got) return defer(a.key);
         const sync = syncOf(got.entry, got.incoming.object, o.now());
-        return writes.add(got.incoming.body?.size ?? 0, () => pulledIn(a, got.incoming, sync));
+        return writes.add(got.incoming.body?.size ?? 0, () => pulledIn({ ...a, seen }, got.incoming, sync));
       }
       case 'delete-local':
         return writes.add(0, async () => {
@@ -556,6 +612,32 @@ export async function syncRound(o: RoundOptions): Promise<RoundResult> {
   return result;
 }
 
+/**
+ * The remote's current objects by key; with `withHistory`, each key's versions too, delete
+ * markers among them, newest first. A remote that will not list versions (a
+ * 403 or a 501: a policy without s3:ListBucketVersions, a server without versions) is listed
+ * without them.
+ */
+async function listRemote(remote: Remote, withHistory: boolean): Promise<{ listed: Map<string, RemoteEntry>; history?: Map<string, RemoteVersion[]> }> {
+  let versions: RemoteVersion[] | undefined;
+  if (withHistory) {
+    versions = await remote.versions().catch((e: unknown) => {
+      if (e instanceof RemoteError && (e.status === 403 || e.status === 501)) return undefined;
+      throw e;
+    });
+  }
+  if (!versions) return { listed: new Map((await remote.list()).map((e) => [e.key, e])) };
+  const listed = new Map<string, RemoteEntry>();
+  const history = new Map<string, RemoteVersion[]>();
+  for (const v of versions) {
+    if (v.latest && !v.deleteMarker) listed.set(v.key, { key: v.key, etag: v.etag, size: v.size, lastModified: v.lastModified, ...(v.versionId ? { versionId: v.versionId } : {}) });
+    const kept = history.get(v.key);
+    if (kept) kept.push(v);
+    else history.set(v.key, [v]);
+  }
+  return { listed, history };
+}
+
 /** Aborts the remote uploads of pushes no longer wanted (their key changed again, or was deleted). */
 async function abandonUploads(o: RoundOptions, pushing: Set<string>): Promise<void> {
   for (const key of o.uploads.keys()) {
@@ -635,22 +717,31 @@ export async function probe(remote: Remote, device: string): Promise<Guarantees>
   const key = `${RESERVED}probe-${device}-${crypto.randomUUID()}`;
   const body = new Blob([`swbucket probe from ${device}`]);
   const headers = { contentType: 'text/plain', headers: {}, meta: [] };
+  // On a versioned remote each write that lands is a version: all are deleted by id after.
+  const made: string[] = [];
+  const put = async (condition: Condition) => {
+    const done = await remote.put(key, body, headers, condition);
+    if (done !== 'preconditionFailed' && done.versionId) made.push(done.versionId);
+    return done;
+  };
   try {
-    const first = await remote.put(key, body, headers, { ifNoneMatch: true });
+    const first = await put({ ifNoneMatch: true });
     if (first === 'preconditionFailed') throw new RemoteError(`Probing ${remote.where.bucket}: a new key was refused as existing.`, 412, 'PreconditionFailed', false);
-    const again = await remote.put(key, body, headers, { ifNoneMatch: true });
-    const wrong = await remote.put(key, body, headers, { ifMatch: '0'.repeat(32) });
+    const again = await put({ ifNoneMatch: true });
+    const wrong = await put({ ifMatch: '0'.repeat(32) });
     let ifMatch: Guarantees['ifMatch'] = false;
     if (wrong === 'preconditionFailed') {
       const current = (await remote.head(key))?.etag ?? first.etag;
-      if ((await remote.put(key, body, headers, { ifMatch: current, quoteIfMatch: true })) !== 'preconditionFailed') ifMatch = 'quoted';
-      else if ((await remote.put(key, body, headers, { ifMatch: (await remote.head(key))?.etag ?? current, quoteIfMatch: false })) !== 'preconditionFailed') ifMatch = 'unquoted';
+      if ((await put({ ifMatch: current, quoteIfMatch: true })) !== 'preconditionFailed') ifMatch = 'quoted';
+      else if ((await put({ ifMatch: (await remote.head(key))?.etag ?? current, quoteIfMatch: false })) !== 'preconditionFailed') ifMatch = 'unquoted';
     }
     return { ifNoneMatch: again === 'preconditionFailed', ifMatch };
   } finally {
     // The probe is the replica's own litter: tried again at once, and swept by later rounds (sweepProbes).
-    for (let i = 0; i < 3; i++) {
-      if (await remote.remove(key).then(() => true, () => false)) break;
+    for (const versionId of made.length > 0 ? made : [undefined]) {
+      for (let i = 0; i < 3; i++) {
+        if (await remote.remove(key, versionId ? { versionId } : {}).then(() => true, () => false)) break;
+      }
     }
   }
 }

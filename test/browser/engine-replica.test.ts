@@ -7,7 +7,7 @@
 // way (a multipart upload, a part held), and the whole browser quit with changes pending and started
 // again on the same profile (not in 'webkit', whose storage lives in memory).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutBucketVersioningCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { launchEngine, type Engine, type EnginePage } from './support/engines.ts';
 import { openServicePage } from './support/page.ts';
 import { useServicePage } from './support/fixture.ts';
@@ -201,6 +201,43 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     await expect.poll(() => remoteRead(Bucket, keptAt), { timeout: 20_000 }).toBe('page edit');
     // (A round the worker's own timer starts may be running: the state settles to idle.)
     await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ state: 'idle', pending: 0, conflicts: 1 });
+  });
+
+  it('a versioned remote: a bucket that keeps versions pulls each version another device made, in order, and not its own back', async () => {
+    const Bucket = await remoteBucket();
+    await sdk.send(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: 'Enabled' } }));
+    const write = (body: string) => sdk.send(new PutObjectCommand({ Bucket, Key: 'notes.txt', Body: body }));
+    for (const v of ['v1', 'v2', 'v3']) await write(v);
+    const bucket = `notes-${n}`;
+    await run(service.page, async (t, b) => {
+      await t.sw.client.createBucket(b);
+      await t.sw.client.putBucketVersioning(b, 'Enabled');
+    }, bucket);
+    await bind(service.page, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+    /** The page's versions of notes.txt, oldest first, read through swbucket/client. */
+    const history = () => run(service.page, async (t, b) => {
+      const { versions } = await t.sw.client.listVersions(b, { prefix: 'notes.txt' });
+      const bodies: string[] = [];
+      for (const v of versions.reverse()) bodies.push(await (await t.sw.client.getObject(b, 'notes.txt', { versionId: Number(v.versionId) })).response.text());
+      return bodies;
+    }, bucket);
+    const remoteHistory = async () => {
+      const ids = ((await sdk.send(new ListObjectVersionsCommand({ Bucket, Prefix: 'notes.txt' }))).Versions ?? []).map((v) => v.VersionId!).reverse();
+      const bodies: string[] = [];
+      for (const VersionId of ids) bodies.push(await (await sdk.send(new GetObjectCommand({ Bucket, Key: 'notes.txt', VersionId }))).Body!.transformToString());
+      return bodies;
+    };
+    expect(await syncNow(service.page)).not.toHaveProperty('error');
+    expect(await history()).toEqual(['v1', 'v2', 'v3']);
+    await write('v4');
+    await write('v5');
+    expect(await syncNow(service.page)).not.toHaveProperty('error');
+    expect(await history()).toEqual(['v1', 'v2', 'v3', 'v4', 'v5']);
+    await put(service.page, bucket, 'notes.txt', 'v6, in the page');
+    expect(await syncNow(service.page)).not.toHaveProperty('error');
+    expect(await syncNow(service.page)).not.toHaveProperty('error');
+    expect(await remoteHistory()).toEqual(['v1', 'v2', 'v3', 'v4', 'v5', 'v6, in the page']);
+    expect(await history()).toEqual(['v1', 'v2', 'v3', 'v4', 'v5', 'v6, in the page']);
   });
 
   it('with the remote down: writes are kept and pending, syncNow says it is offline; after a reload and the remote back, they land once', { timeout: 90_000 }, async () => {
