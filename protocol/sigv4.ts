@@ -251,7 +251,7 @@ export interface V4Signed {
   signedHeaders: string[];
   canonicalRequest: string;
   stringToSign: string;
-  /** The signing key's derivation: kDate, kRegion, kService, kSigning, each hex. */
+  /** The signing key's derivation: kDate, kRegion, kService, kSigning, each hex (with `explain`; else empty). */
   keySteps: { name: string; input: string; hex: string }[];
   signature: string;
   authorization: string;
@@ -266,6 +266,8 @@ export async function signRequestV4(i: {
   method: string; url: URL; headers: Headers; body?: Uint8Array; accessKeyId: string; secret: string; region: string; now?: Date;
   /** Sign `UNSIGNED-PAYLOAD` instead of the body's SHA-256 (a large body, hashed by its Content-MD5 or not at all). */
   unsignedPayload?: boolean;
+  /** Also work out the signing key's steps (`keySteps`), for showing: four more HMACs a request, which only a reader needs. */
+  explain?: boolean;
 }): Promise<V4Signed> {
   const amzDate = (i.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
   const payloadHash = i.unsignedPayload ? UNSIGNED_PAYLOAD : await sha256Hex(i.body ?? new Uint8Array(0));
@@ -280,7 +282,7 @@ export async function signRequestV4(i: {
   const stringToSign = await stringToSignV4(amzDate, credential, canonical);
   const keySteps: V4Signed['keySteps'] = [];
   let key: ArrayBuffer = new TextEncoder().encode(`AWS4${i.secret}`).buffer as ArrayBuffer;
-  for (const [name, input] of [['kDate', credential.date], ['kRegion', credential.region], ['kService', credential.service], ['kSigning', 'aws4_request']] as const) {
+  for (const [name, input] of i.explain ? [['kDate', credential.date], ['kRegion', credential.region], ['kService', credential.service], ['kSigning', 'aws4_request']] as const : []) {
     key = await hmac(key, input);
     keySteps.push({ name, input, hex: hexOf(key) });
   }

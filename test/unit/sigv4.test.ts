@@ -121,7 +121,7 @@ describe('signRequestV4 (the console playground signs S3 requests with it)', () 
       const url = new URL(`http://localhost:9000${c.path}`);
       for (const [k, v] of Object.entries(c.query ?? {})) url.searchParams.append(k, v);
       const headers = new Headers(c.headers ?? {});
-      const ours = await signRequestV4({ method: c.method, url, headers, ...(body ? { body } : {}), accessKeyId: CREDS.accessKeyId, secret: CREDS.secretAccessKey, region: c.region ?? 'us-east-1', now: WHEN });
+      const ours = await signRequestV4({ method: c.method, url, headers, ...(body ? { body } : {}), accessKeyId: CREDS.accessKeyId, secret: CREDS.secretAccessKey, region: c.region ?? 'us-east-1', now: WHEN, explain: true });
       const sdk = await signer(c.region).sign({
         method: c.method, protocol: 'http:', hostname: 'localhost', port: 9000, path: c.path, query: c.query ?? {},
         headers: { host: 'localhost:9000', ...(c.headers ?? {}), 'x-amz-content-sha256': ours.payloadHash },
