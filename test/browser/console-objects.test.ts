@@ -6,9 +6,11 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { unpackTar } from 'modern-tar';
 import { makeMp4, makePng } from './support/media.ts';
+import { tempDir } from '../support/stores.ts';
 import {
   b64, dialogs, expectNotice, makeWav, MiB, nav, openBucket, row, shownKeys, startSampling, stopSampling, storedLog, useConsolePage,
   visit, withClient,
@@ -249,7 +251,10 @@ describe('uploads', () => {
       const file = li.querySelector('[data-testid=file-progress]');
       return { overall: overall.value, overallMax: overall.max, file: file.value, fileMax: file.max, state: li.dataset.state };
     }`);
-    await page.getByTestId('file-input').setInputFiles({ name: 'twenty.bin', mimeType: 'application/octet-stream', buffer: bytes }, { timeout: 60_000 });
+    // From a file the browser reads itself (a buffer would cross the DevTools protocol as base64).
+    const file = join(tempDir('swbucket-twenty-'), 'twenty.bin');
+    await writeFile(file, bytes);
+    await page.getByTestId('file-input').setInputFiles(file, { timeout: 60_000 });
     await expect.poll(() => item('twenty.bin').getAttribute('data-state'), { timeout: 60_000 }).toBe('done');
     const samples = await stopSampling<{ overall: number; overallMax: number; file: number; fileMax: number; state: string }>(page, 'progress20');
 
@@ -286,7 +291,10 @@ describe('uploads', () => {
 
   it('aborts a 48 MiB upload half-way: the item says aborted, no upload is left on the service', async () => {
     const size = 48 * MiB;
-    await page.getByTestId('file-input').setInputFiles({ name: 'abort-me.bin', mimeType: 'application/octet-stream', buffer: randomBytes(size) }, { timeout: 60_000 });
+    // From a file the browser reads itself, as above.
+    const file = join(tempDir('swbucket-abort-'), 'abort-me.bin');
+    await writeFile(file, randomBytes(size));
+    await page.getByTestId('file-input').setInputFiles(file, { timeout: 60_000 });
     const bar = item('abort-me.bin').getByTestId('file-progress');
     // Mid-way: some parts are in, the rest are not. The wait hands back where the Abort button is
     // at that moment, and the mouse clicks it at once (parts keep arriving meanwhile).
