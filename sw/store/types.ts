@@ -401,6 +401,11 @@ export interface ReplicaLedger {
     incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored | null } | null,
     sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
   ): Promise<SyncWrite<ObjectRecord | 'deleted'>>;
+  /** Several keys' pulls (as `pulled`) in one write step; each key's outcome, in order. 'noSuchBucket' for all when the bucket is gone. */
+  pulledMany(
+    bucket: BucketRef,
+    pulls: { key: string; seen: SeenState; incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored | null } | null; sync: Omit<SyncRecord, 'bucket' | 'key'> | null }[],
+  ): Promise<(ObjectRecord | 'deleted' | 'changed' | QuotaRefusal)[] | NoSuchBucket>;
   /** Both changed: the local version moves to `conflict.keptAt` (pushed as its own key), the remote's takes the key, the conflict is recorded. */
   keepBoth(
     bucket: BucketRef, key: string, seen: SeenState,

@@ -10,7 +10,7 @@ import { openStore } from '../../sw/store/rules/store.ts';
 import { faultyEngine } from '../../sw/store/engine/faults.ts';
 import { OUTBOX } from '../../sw/store/schema.ts';
 import { newService, send, type SendOptions } from '../support/service.ts';
-import { STORE_KINDS, openTestEngine, type StoreKind } from '../support/stores.ts';
+import { STORE_KINDS, SOUND, contents, integrity, openTestEngine, type StoreKind } from '../support/stores.ts';
 import type { Store } from '../../sw/store/types.ts';
 
 const B = 'http://rep.svc.localhost';
@@ -38,6 +38,30 @@ async function replicated(kind: StoreKind) {
 }
 
 describe.each(STORE_KINDS)('the outbox (%s)', (kind) => {
+  it('several keys pulled in one step (pulledMany): each as a pull alone, a key changed since it was read refused alone, the usage counting each', async () => {
+    const s = await replicated(kind);
+    const ref = (await s.store.getBucket('rep'))!;
+    const incoming = (key: string, text: string) => ({
+      object: { key, size: text.length, etag: md5(text), lastModified: 1, contentType: 'text/plain', headers: {}, meta: [] }, body: new TextEncoder().encode(text),
+    });
+    const sync = (text: string) => ({ remoteEtag: md5(text), localEtag: md5(text), size: text.length, syncedAt: 1 });
+    const none = { etag: null, change: null };
+    // before.txt waits in the outbox (it was there when bound): a pull that saw it without that change is refused.
+    const made = await s.store.replica.pulledMany(ref, [
+      { key: 'a', seen: none, incoming: incoming('a', 'aaa'), sync: sync('aaa') },
+      { key: 'before.txt', seen: { etag: md5('there before the binding'), change: null }, incoming: incoming('before.txt', 'remote'), sync: sync('remote') },
+      { key: 'b', seen: none, incoming: incoming('b', 'bbbb'), sync: sync('bbbb') },
+      { key: 'a', seen: { etag: md5('aaa'), change: null }, incoming: null, sync: null },
+    ]);
+    if (made === 'noSuchBucket') throw new Error('gone');
+    expect(made.map((m) => (typeof m === 'object' ? m.etag : m))).toEqual([md5('aaa'), 'changed', md5('bbbb'), 'deleted']);
+    expect((await s.call('GET', `${B}/a`)).status).toBe(404);
+    expect((await s.call('GET', `${B}/b`)).text).toBe('bbbb');
+    expect((await s.call('GET', `${B}/before.txt`)).text).toBe('there before the binding');
+    expect(await outboxKeys(s.store)).toEqual(['before.txt']);
+    expect(integrity(await contents(s.store))).toEqual(SOUND);
+  });
+
   it('holds what the bucket had when bound, then every key each kind of write changes, once each', async () => {
     const s = await replicated(kind);
     expect(await outboxKeys(s.store)).toEqual(['before.txt']);

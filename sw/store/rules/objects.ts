@@ -53,8 +53,10 @@ export function* makeCurrent(
   added: number,
   freed = 0,
   condition?: WriteCondition,
+  /** The key's current object, when the step has just read it. */
+  known?: { old: ObjectRecord | undefined },
 ): Generator<Read, ObjectRecord | QuotaRefusal | ConditionRefusal, unknown> {
-  const old = yield* get(OBJECTS, [next.bucket, next.key]);
+  const old = known ? known.old : yield* get(OBJECTS, [next.bucket, next.key]);
   const refused = condition?.(old);
   if (refused) return refused;
   const keepHistory = bucket.versioning === 'Enabled';

@@ -88,18 +88,62 @@ export function* pulled(
   seen: Seen,
   incoming: Incoming | null,
   sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
-): Generator<Read, ObjectRecord | 'deleted' | 'changed' | QuotaRefusal, unknown> {
-  if (!(yield* still(bucket.name, key, seen))) return 'changed';
+): Generator<Read, PullOutcome, unknown> {
+  const [object, entry] = yield* all(getRead(OBJECTS, [bucket.name, key]), getRead(OUTBOX, [bucket.name, key]));
+  return yield* applyPull({ ...s, fromRemote: true }, bucket, { key, seen, incoming, sync }, object, entry);
+}
+
+/** One key's pull, as `pulled` takes it. */
+export interface Pull {
+  key: string;
+  seen: Seen;
+  incoming: Incoming | null;
+  sync: Omit<SyncRecord, 'bucket' | 'key'> | null;
+}
+export type PullOutcome = ObjectRecord | 'deleted' | 'changed' | QuotaRefusal;
+
+/**
+ * Several keys' pulls in one step, each as `pulled` applies it: what every key holds is read in
+ * one request round for all, not a round each (a pull of many small objects waited on those
+ * rounds more than on anything else). `made(i)` writes the body of the object pull i made.
+ */
+export function* pulledMany(s: ObjectStep, bucket: BucketRecord, pulls: Pull[], made: (index: number) => void): Generator<Read, PullOutcome[], unknown> {
+  const found = yield* all(...pulls.flatMap((p) => [getRead(OBJECTS, [bucket.name, p.key]), getRead(OUTBOX, [bucket.name, p.key])]));
+  const done = new Set<string>();
+  const out: PullOutcome[] = [];
+  // One step for all: each charge starts from the figure the one before left (usage.ts).
   const remote: ObjectStep = { ...s, fromRemote: true };
+  let current = bucket;
+  for (const [i, p] of pulls.entries()) {
+    // A key twice in one batch is read again: the first pull changed it.
+    const [object, entry] = done.has(p.key)
+      ? yield* all(getRead(OBJECTS, [bucket.name, p.key]), getRead(OUTBOX, [bucket.name, p.key]))
+      : [found[2 * i] as ObjectRecord | undefined, found[2 * i + 1] as OutboxEntry | undefined];
+    done.add(p.key);
+    const outcome = yield* applyPull(remote, current, p, object, entry);
+    // Its body goes in now, before a later pull of the same key could drop it.
+    if (typeof outcome === 'object') made(i);
+    out.push(outcome);
+    // A write in a versioned bucket hands out version ids from the bucket's record.
+    if (current.versioning === 'Enabled') current = (yield* get(BUCKETS, [bucket.name])) ?? current;
+  }
+  return out;
+}
+
+/** A pull applied to its key, whose object and outbox entry are `object` and `entry`, by a step of the remote's (`fromRemote`). */
+function* applyPull(remote: ObjectStep, bucket: BucketRecord, p: Pull, object: ObjectRecord | undefined, entry: OutboxEntry | undefined): Generator<Read, PullOutcome, unknown> {
+  const { key, seen, incoming, sync } = p;
+  const now = seenOf(object, entry);
+  if (now.etag !== seen.etag || now.change !== seen.change) return 'changed';
   let made: ObjectRecord | 'deleted' | QuotaRefusal = 'deleted';
   if (incoming) {
-    const result = yield* makeCurrent(remote, bucket, incoming, incoming.size);
+    const result = yield* makeCurrent(remote, bucket, incoming, incoming.size, 0, undefined, { old: object });
     if (typeof result !== 'object') return 'quotaExceeded';
     made = result;
   } else if (seen.etag !== null) yield* deleteOne(remote, bucket, key);
   // A deletion that was the outbox's (both sides deleted it) leaves nothing to push.
-  if (seen.change !== null) s.w.delete(OUTBOX, [bucket.name, key]);
-  putSynced(s, bucket.name, key, sync);
+  if (seen.change !== null) remote.w.delete(OUTBOX, [bucket.name, key]);
+  putSynced(remote, bucket.name, key, sync);
   return made;
 }
 

@@ -28,7 +28,7 @@ import { dropSome, hold, nextHolder } from './holds.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
-import { bind, keepBoth, localWins, pendingOf, pulled, pushed, view } from './replica.ts';
+import { bind, keepBoth, localWins, pendingOf, pulled, pulledMany, pushed, view } from './replica.ts';
 
 export interface StoreOptions {
   sizes?: Partial<BodySizes>;
@@ -381,6 +381,15 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
           const made = yield* pulled(s, bucket, key, seen, incoming ? incomingRecord(incoming.object, bucket.name, key, id, prepared) : null, sync);
           if (typeof made === 'object' && prepared) putBody(s.w, id, prepared);
           return made;
+        }));
+      },
+      async pulledMany(ref, pulls) {
+        const prepared = await Promise.all(pulls.map((p) => (p.incoming?.body ? withBody(p.incoming.body) : undefined)));
+        return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+          const ids = prepared.map((b, i) => (b ? bodyId(bucket.id, pulls[i]!.key) : ''));
+          return yield* pulledMany(s, bucket, pulls.map((p, i) => ({
+            key: p.key, seen: p.seen, sync: p.sync, incoming: p.incoming ? incomingRecord(p.incoming.object, bucket.name, p.key, ids[i]!, prepared[i]) : null,
+          })), (i) => prepared[i] && putBody(s.w, ids[i]!, prepared[i]));
         }));
       },
       async keepBoth(ref, key, seen, incoming, sync, conflict) {

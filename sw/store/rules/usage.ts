@@ -54,7 +54,7 @@ export function* charge(step: WriteStep, bucket: BucketRecord, delta: number): G
     step.w.delete(USAGE_EXACT, [bucket.owner]);
     return true;
   }
-  // What was read ahead holds only until the first charge: after it, the figure is this step's own.
+  // The figure read ahead (with the bucket), or the one the step's last charge left.
   const ahead = step.ahead?.owner === bucket.owner ? step.ahead : undefined;
   step.ahead = undefined;
   let account: Account | undefined;
@@ -68,7 +68,10 @@ export function* charge(step: WriteStep, bucket: BucketRecord, delta: number): G
   if (!account) return true;
   const used = (yield* usageOf(account, exact)) + delta;
   if (delta > 0 && account.quotaBytes !== undefined && used > account.quotaBytes) return false;
-  step.w.put(ACCOUNTS, { ...account, usedBytes: Math.max(0, used) });
+  const charged = { ...account, usedBytes: Math.max(0, used) };
+  step.w.put(ACCOUNTS, charged);
   if (!exact) step.w.put(USAGE_EXACT, { accessKeyId: account.accessKeyId });
+  // The step's next charge starts from this figure, as a read would find it, without the read.
+  step.ahead = { owner: bucket.owner, account: charged, exact: true };
   return true;
 }
