@@ -400,21 +400,24 @@ interface StopLab {
   close(): Promise<void>;
 }
 
-/** Waits until `page` gets an answer to the probe from a worker other than `before`. */
+/**
+ * Waits until a worker other than `before` answers `page`: every one of a burst of probes sent at
+ * once, the same worker. Right after a kill WebKit may still send a request or two to the dead
+ * process ("Load failed"), one of several in flight too after another was answered by the new
+ * worker (seen once: a HEAD among three right after one probe had been answered).
+ */
 async function newWorker(page: EnginePage, before: string | null, timeoutMs = 20_000): Promise<string> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const born = await run(page, (t) => t.probe());
-    if (born !== null && born !== before) return born;
-    if (Date.now() > until) throw new Error(`no new worker answered within ${timeoutMs} ms (last answer: ${born ?? 'none'}, before: ${before})`);
+    const answers = await run(page, (t) => Promise.all([t.probe(), t.probe(), t.probe(), t.probe()]));
+    const born = answers[0]!;
+    if (born !== null && born !== before && answers.every((a) => a === born)) return born;
+    if (Date.now() > until) throw new Error(`no new worker answered within ${timeoutMs} ms (last answers: ${answers.join(', ')}, before: ${before})`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-/**
- * Waits until a worker answers `page` (right after a kill, WebKit may still send a request or two to
- * the dead process: "Load failed").
- */
+/** Waits until a worker answers `page` (newWorker's burst: a request in flight to a killed one fails). */
 async function answering(page: EnginePage): Promise<string> {
   return newWorker(page, null);
 }
