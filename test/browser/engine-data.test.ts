@@ -714,8 +714,11 @@ describe(`data through the worker in ${name}`, () => {
     expect(r.oldObject).toMatchObject({ code: 'NoSuchBucket', status: 404 });
     expect(r.accounts).toEqual(['svcadmin']);
 
-    // The page started again: the service runs, empty, and stores again.
-    await page.reload();
+    // The page started again: the service runs, empty, and stores again. A reload that never
+    // finishes is said as such (WebKitGTK on disk has hung at a navigation now and then in full
+    // runs, here once too: docs/browser.md), not left to the test's timeout.
+    const reloaded = await Promise.race([page.reload().then(() => 'done'), new Promise((r) => setTimeout(() => r('hung'), 30_000))]);
+    expect(reloaded, 'the reload after deleteAllData() finished').toBe('done');
     await waitStarted(page);
     const again = await run(page, async ({ sw: { client }, blob, read }) => {
       const buckets = (await client.listBuckets()).buckets.length;
