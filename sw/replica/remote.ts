@@ -234,8 +234,10 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     }
   }
 
-  /** A signed request; an answer that is not 2xx (or one of `accept`) is a RemoteError. */
-  /** `unsigned`: the body is not hashed into the signature (UNSIGNED-PAYLOAD, as for a Blob); a small one is, unless so. */
+  /**
+   * A signed request; an answer that is not 2xx (or one of `accept`) is a RemoteError. A body of
+   * bytes is hashed into the signature unless `unsigned` (UNSIGNED-PAYLOAD, as a Blob always is).
+   */
   async function send(method: string, url: URL, o: { headers?: Record<string, string>; body?: Blob | Uint8Array; unsigned?: boolean; accept?: number[]; what: string }): Promise<Response> {
     const c = await credentials();
     const headers = new Headers(o.headers);
