@@ -6,6 +6,7 @@
 // SHA-256 come from WebCrypto, which has no incremental form, so those keep the bytes until the
 // digest is asked for.
 import { createCRC32, createSHA1, createSHA256 } from 'hash-wasm';
+import { joinBytes } from './bytes.ts';
 
 export type ChecksumAlgorithm = 'CRC32' | 'CRC32C' | 'SHA1' | 'SHA256';
 
@@ -67,13 +68,7 @@ function webCrypto(name: 'SHA-1' | 'SHA-256'): Digest {
       parts.push(data.slice());
     },
     async bytes() {
-      const all = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-      let at = 0;
-      for (const p of parts) {
-        all.set(p, at);
-        at += p.byteLength;
-      }
-      return new Uint8Array(await crypto.subtle.digest(name, all));
+      return new Uint8Array(await crypto.subtle.digest(name, joinBytes(parts)));
     },
   };
 }

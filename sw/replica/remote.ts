@@ -4,6 +4,7 @@
 // service worker and in Node alike. Nothing here decides anything: errors say what went wrong and
 // whether trying again can help (RemoteError.retryable); the sync (sync.ts) decides what to do.
 import { XMLParser } from 'fast-xml-parser';
+import { joinBytes } from '../../protocol/bytes.ts';
 import { createMd5, md5OfBlob } from '../../protocol/md5.ts';
 import { signRequestV4, uriEncode } from '../../protocol/sigv4.ts';
 import { STANDARD_HEADERS, type Bytes, type ObjectHeaders, type StandardHeader } from '../store/types.ts';
@@ -205,21 +206,13 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     }
     const h = await createMd5();
     const chunks: Uint8Array[] = [];
-    let size = 0;
     for (const reader = res.body.getReader(); ;) {
       const next = await reader.read();
       if (next.done) break;
       h.update(next.value);
       chunks.push(next.value);
-      size += next.value.byteLength;
     }
-    const body = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      body.set(c, at);
-      at += c.byteLength;
-    }
-    return { body, md5: h.digest() };
+    return { body: joinBytes(chunks), md5: h.digest() };
   });
 
   async function reading<T>(res: Response, read: () => Promise<T>): Promise<T> {

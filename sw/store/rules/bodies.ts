@@ -19,6 +19,7 @@ import { BODIES, HELD_BODIES, PIECES, type BodyRecord } from '../schema.ts';
 import { PieceBody, blobOf, cutIntoPieces, type ReadLease, type Segment } from '../pieces.ts';
 import type { Bytes, ObjectRecord, Stored } from '../types.ts';
 import { NotFetchedError } from '../errors.ts';
+import { joinBytes } from '../../../protocol/bytes.ts';
 
 export interface BodySizes {
   /** Bodies up to this size are kept as bytes in their record. */
@@ -161,17 +162,6 @@ function leaseFor(ids: string[], engine: Engine): ReadLease {
 export const pieceReader = (engine: Engine) => (id: string, first: number, last: number): Promise<Uint8Array[]> =>
   engine.read([PIECES], () => range(PIECES, { prefix: [id], start: [id, first], end: [id, last] }));
 
-/** Pieces read back as one body's bytes. */
-function joined(pieces: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
-
 /**
  * An object's bytes, read inside the read step that found its record. `known`: body records the
  * step read already (a guess sent with the object's own read). Bodies kept as pieces are read in
@@ -203,7 +193,7 @@ export function* readBody(
     }
     // Small enough to read in this step, as one snapshot with the record.
     const read = yield* all(...segments.map((s) => ('id' in s ? rangeRead(PIECES, { prefix: [s.id] }) : undefined)));
-    parts = segments.map((s, i) => ('bytes' in s ? s.bytes : joined(read[i]!)));
+    parts = segments.map((s, i) => ('bytes' in s ? s.bytes : joinBytes(read[i]!)));
   } else {
     parts = records.map((r) => (r.blob ?? r.bytes) as Bytes);
   }
