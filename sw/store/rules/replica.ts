@@ -49,11 +49,16 @@ export function* pendingOf(bucket: string): Generator<Read, { keys: number; byte
   return { keys: entries.length, bytes: objects.reduce((n: number, o) => n + ((o as ObjectRecord | undefined)?.size ?? 0), 0) };
 }
 
+/** Whether a key whose object and outbox entry are these is as `seen`. */
+function isAsSeen(object: ObjectRecord | undefined, entry: OutboxEntry | undefined, seen: Seen): boolean {
+  const now = seenOf(object, entry);
+  return now.etag === seen.etag && now.change === seen.change;
+}
+
 /** Whether `key` is still as `seen`. */
 function* still(bucket: string, key: string, seen: Seen): Generator<Read, boolean, unknown> {
   const [object, entry] = yield* all(getRead(OBJECTS, [bucket, key]), getRead(OUTBOX, [bucket, key]));
-  const now = seenOf(object, entry);
-  return now.etag === seen.etag && now.change === seen.change;
+  return isAsSeen(object, entry, seen);
 }
 
 const putSynced = (s: ObjectStep, bucket: string, key: string, sync: Omit<SyncRecord, 'bucket' | 'key'> | null): void => {
@@ -76,24 +81,7 @@ export function* pushed(s: ObjectStep, bucket: BucketRecord, key: string, change
 /** The remote's object to make current, its body prepared by the store. */
 export type Incoming = Omit<ObjectRecord, 'versionId'>;
 
-/**
- * The remote's state applied to `key`, outside the outbox: its object made current (null: the
- * key's object deleted), with `sync` the key's new sync state. Refused ('changed') when the key
- * is not as the sync saw it.
- */
-export function* pulled(
-  s: ObjectStep,
-  bucket: BucketRecord,
-  key: string,
-  seen: Seen,
-  incoming: Incoming | null,
-  sync: Omit<SyncRecord, 'bucket' | 'key'> | null,
-): Generator<Read, PullOutcome, unknown> {
-  const [object, entry] = yield* all(getRead(OBJECTS, [bucket.name, key]), getRead(OUTBOX, [bucket.name, key]));
-  return yield* applyPull({ ...s, fromRemote: true }, bucket, { key, seen, incoming, sync }, object, entry);
-}
-
-/** One key's pull, as `pulled` takes it. */
+/** One key's pull: the remote's object to make current (null: the key's object deleted), with `sync` the key's new sync state. */
 export interface Pull {
   key: string;
   seen: Seen;
@@ -103,9 +91,10 @@ export interface Pull {
 export type PullOutcome = ObjectRecord | 'deleted' | 'changed' | QuotaRefusal;
 
 /**
- * Several keys' pulls in one step, each as `pulled` applies it: what every key holds is read in
- * one request round for all, not a round each (a pull of many small objects waited on those
- * rounds more than on anything else). `made(i)` writes the body of the object pull i made.
+ * The remote's state applied to several keys in one step, outside the outbox; each pull refused
+ * alone ('changed') when its key is not as the sync saw it. What every key holds is read in one
+ * request round for all, not a round each (a pull of many small objects waited on those rounds
+ * more than on anything else). `made(i)` writes the body of the object pull i made.
  */
 export function* pulledMany(s: ObjectStep, bucket: BucketRecord, pulls: Pull[], made: (index: number) => void): Generator<Read, PullOutcome[], unknown> {
   const found = yield* all(...pulls.flatMap((p) => [getRead(OBJECTS, [bucket.name, p.key]), getRead(OUTBOX, [bucket.name, p.key])]));
@@ -133,8 +122,7 @@ export function* pulledMany(s: ObjectStep, bucket: BucketRecord, pulls: Pull[], 
 /** A pull applied to its key, whose object and outbox entry are `object` and `entry`, by a step of the remote's (`fromRemote`). */
 function* applyPull(remote: ObjectStep, bucket: BucketRecord, p: Pull, object: ObjectRecord | undefined, entry: OutboxEntry | undefined): Generator<Read, PullOutcome, unknown> {
   const { key, seen, incoming, sync } = p;
-  const now = seenOf(object, entry);
-  if (now.etag !== seen.etag || now.change !== seen.change) return 'changed';
+  if (!isAsSeen(object, entry, seen)) return 'changed';
   let made: ObjectRecord | 'deleted' | QuotaRefusal = 'deleted';
   if (incoming) {
     const result = yield* makeCurrent(remote, bucket, incoming, incoming.size, 0, undefined, { old: object });

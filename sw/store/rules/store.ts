@@ -17,7 +17,7 @@ import {
 } from '../schema.ts';
 import type {
   Account, Acl, BucketRecord, BucketRef, Bytes, CompleteRefusal, ListMultipartUploadsOptions, ListObjectsOptions,
-  ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget, CorsRule,
+  ListObjectVersionsOptions, ObjectHeaders, ObjectRecord, PartRecord, ReplicaLedger, Store, Stored, UploadRecord, VersioningStatus, WriteResult, WriteTarget, CorsRule,
 } from '../types.ts';
 import { ROOT_ACCOUNT_RECORD } from '../types.ts';
 import { BODY_SIZES, bodyId, prepareBody, putBody, readBody, type BodySizes } from './bodies.ts';
@@ -28,7 +28,7 @@ import { dropSome, hold, nextHolder } from './holds.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
-import { bind, keepBoth, localWins, pendingOf, pulled, pulledMany, pushed, view } from './replica.ts';
+import { bind, keepBoth, localWins, pendingOf, pulledMany, pushed, view } from './replica.ts';
 
 export interface StoreOptions {
   sizes?: Partial<BodySizes>;
@@ -145,6 +145,17 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
   const incomingRecord = (object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>, bucket: string, key: string, id: string, prepared: { size: number } | undefined) => (prepared
     ? { ...object, key, bucket, chunks: [{ id, size: prepared.size }] }
     : { ...object, key, bucket, chunks: [], notFetched: true as const });
+
+  /** Remote objects made current (or keys deleted) outside the outbox, several keys to a step: store.replica.pulled and pulledMany. */
+  const pullMany: ReplicaLedger['pulledMany'] = async (ref, pulls) => {
+    const prepared = await Promise.all(pulls.map((p) => (p.incoming?.body ? withBody(p.incoming.body) : undefined)));
+    return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
+      const ids = prepared.map((b, i) => (b ? bodyId(bucket.id, pulls[i]!.key) : ''));
+      return yield* pulledMany(s, bucket, pulls.map((p, i) => ({
+        key: p.key, seen: p.seen, sync: p.sync, incoming: p.incoming ? incomingRecord(p.incoming.object, bucket.name, p.key, ids[i]!, prepared[i]) : null,
+      })), (i) => prepared[i] && putBody(s.w, ids[i]!, prepared[i]));
+    }));
+  };
 
   const store: Store & { readonly caches: Caches } = {
     caches,
@@ -375,23 +386,10 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
       pending: (ref) => bucketRead(ref, [OBJECTS, OUTBOX], () => pendingOf(ref.name)),
       pushed: (ref, key, change, sync) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => pushed(s, bucket, key, change, sync))),
       async pulled(ref, key, seen, incoming, sync) {
-        const prepared = incoming?.body ? await withBody(incoming.body) : undefined;
-        return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
-          const id = prepared ? bodyId(bucket.id, key) : '';
-          const made = yield* pulled(s, bucket, key, seen, incoming ? incomingRecord(incoming.object, bucket.name, key, id, prepared) : null, sync);
-          if (typeof made === 'object' && prepared) putBody(s.w, id, prepared);
-          return made;
-        }));
+        const made = await pullMany(ref, [{ key, seen, incoming, sync }]);
+        return made === 'noSuchBucket' ? made : made[0]!;
       },
-      async pulledMany(ref, pulls) {
-        const prepared = await Promise.all(pulls.map((p) => (p.incoming?.body ? withBody(p.incoming.body) : undefined)));
-        return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
-          const ids = prepared.map((b, i) => (b ? bodyId(bucket.id, pulls[i]!.key) : ''));
-          return yield* pulledMany(s, bucket, pulls.map((p, i) => ({
-            key: p.key, seen: p.seen, sync: p.sync, incoming: p.incoming ? incomingRecord(p.incoming.object, bucket.name, p.key, ids[i]!, prepared[i]) : null,
-          })), (i) => prepared[i] && putBody(s.w, ids[i]!, prepared[i]));
-        }));
-      },
+      pulledMany: (ref, pulls) => pullMany(ref, pulls),
       async keepBoth(ref, key, seen, incoming, sync, conflict) {
         const prepared = incoming?.body ? await withBody(incoming.body) : undefined;
         return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
