@@ -6,7 +6,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { joinBytes } from '../../protocol/bytes.ts';
 import { createMd5, md5OfBlob } from '../../protocol/md5.ts';
-import { signRequestV4, uriEncode } from '../../protocol/sigv4.ts';
+import { presignRequestV4, signRequestV4, uriEncode } from '../../protocol/sigv4.ts';
 import { STANDARD_HEADERS, type Bytes, type ObjectHeaders, type StandardHeader } from '../store/types.ts';
 
 /** What signs requests to the remote: static keys, or temporary ones with their session token. */
@@ -171,6 +171,9 @@ export interface RemoteOptions {
 /** Answers up to this size are hashed as they arrive (larger ones once whole). */
 const HASHED_AS_READ_BYTES = 1024 * 1024;
 
+/** How long a presigned GET's or HEAD's URL is valid: sent at once, it needs only the 15 minutes of clock skew S3 allows a header-signed request. */
+const PRESIGNED_SECONDS = 900;
+
 /** The slowest transfer a request is given time for (bytes per second): below it, it counts as stalled. */
 const SLOWEST_BYTES_PER_S = 64 * 1024;
 
@@ -234,12 +237,18 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
   async function send(method: string, url: URL, o: { headers?: Record<string, string>; body?: Blob | Uint8Array; unsigned?: boolean; accept?: number[]; what: string }): Promise<Response> {
     const c = await credentials();
     const headers = new Headers(o.headers);
-    if (c.sessionToken) headers.set('x-amz-security-token', c.sessionToken);
-    const small = o.body instanceof Uint8Array && !o.unsigned ? o.body : undefined;
-    await signRequestV4({
-      method, url, headers, accessKeyId: c.accessKeyId, secret: c.secretAccessKey, region: where.region,
-      ...(small ? { body: small } : o.body ? { unsignedPayload: true } : {}),
-    });
+    if ((method === 'GET' || method === 'HEAD') && !o.headers) {
+      // Signed in its URL, a GET or HEAD is a "simple" request: no CORS preflight for each new key.
+      url = new URL(url);
+      await presignRequestV4({ method, url, accessKeyId: c.accessKeyId, secret: c.secretAccessKey, region: where.region, expiresSeconds: PRESIGNED_SECONDS, ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}) });
+    } else {
+      if (c.sessionToken) headers.set('x-amz-security-token', c.sessionToken);
+      const small = o.body instanceof Uint8Array && !o.unsigned ? o.body : undefined;
+      await signRequestV4({
+        method, url, headers, accessKeyId: c.accessKeyId, secret: c.secretAccessKey, region: where.region,
+        ...(small ? { body: small } : o.body ? { unsignedPayload: true } : {}),
+      });
+    }
     // A remote that never answers, or stalls mid-body, must not hold the round (and its lock) forever.
     const controller = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -303,9 +303,39 @@ describe(`a replica in ${service.name}, through the worker`, () => {
       expect(await remoteKeys(Bucket)).toEqual(['a.txt', 'b.txt']);
       const sent = proxy.requests().filter((r) => r.method !== 'OPTIONS');
       expect(sent.length).toBeGreaterThan(3);
-      for (const r of sent) expect(r.headers['x-amz-security-token'], `${r.method} ${r.path}`).toMatch(/^token-\d+$/);
-      expect(new Set(sent.map((r) => r.headers['x-amz-security-token'])).size, 'tokens used').toBeGreaterThan(1);
+      // In a header, or (a GET or HEAD, signed in its URL) in the query, signed there.
+      const tokenOf = (r: Recorded) => r.headers['x-amz-security-token'] ?? new URLSearchParams(r.query).get('X-Amz-Security-Token');
+      for (const r of sent) expect(tokenOf(r), `${r.method} ${r.path}`).toMatch(/^token-\d+$/);
+      expect(sent.some((r) => new URLSearchParams(r.query).has('X-Amz-Security-Token')), 'a token in a presigned GET').toBe(true);
+      expect(new Set(sent.map(tokenOf)).size, 'tokens used').toBeGreaterThan(1);
     } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a pull asks for no CORS preflight: its listings, GETs and HEADs are signed in their URL, the writes in headers', async () => {
+    const proxy = await startFaultProxy({ target: remote.url });
+    const bucket = `preflights-${n}`;
+    try {
+      const Bucket = await remoteBucket();
+      for (const key of ['a.txt', 'b c.txt', 'd/e.txt']) await sdk.send(new PutObjectCommand({ Bucket, Key: key, Body: key }));
+      await bind(service.page, { bucket, remoteUrl: proxy.url, remoteBucket: Bucket });
+      await put(service.page, bucket, 'local.txt', 'local');
+      await expect.poll(async () => (await syncOne(service.page, bucket), await read(service.page, bucket, 'b c.txt')), { timeout: 30_000 }).toBe('b c.txt');
+      await expect.poll(() => remoteRead(Bucket, 'local.txt'), { timeout: 30_000 }).toBe('local');
+      const all = proxy.requests();
+      const gets = all.filter((r) => r.method === 'GET' && r.key !== '');
+      expect(gets.map((r) => r.key).sort()).toEqual(expect.arrayContaining(['a.txt', 'b c.txt', 'd/e.txt']));
+      for (const r of all.filter((x) => x.method === 'GET' || x.method === 'HEAD')) {
+        expect(new URLSearchParams(r.query).get('X-Amz-Signature'), `${r.method} ${r.path}`).toMatch(/^[0-9a-f]{64}$/);
+        expect(r.headers.authorization, `${r.method} ${r.path}`).toBeUndefined();
+      }
+      const preflights = all.filter((r) => r.method === 'OPTIONS');
+      expect(preflights.map((r) => r.headers['access-control-request-method']).filter((m) => m === 'GET' || m === 'HEAD')).toEqual([]);
+      // The write still went, header-signed, after its own preflight (a PUT always has one).
+      expect(preflights.some((r) => r.headers['access-control-request-method'] === 'PUT' && r.key === 'local.txt')).toBe(true);
+    } finally {
+      await unbind(service.page, bucket);
       await proxy.close();
     }
   });
