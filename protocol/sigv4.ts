@@ -93,12 +93,20 @@ export function parsePresigned(query: URLSearchParams): SignedBy | 'malformed' |
 
 /** RFC 3986 encoding as SigV4 wants it: all but A-Z a-z 0-9 - _ . ~ as %XX (upper-case); `/` too unless `keepSlash`. */
 export function uriEncode(text: string, keepSlash = false): string {
-  let out = '';
-  for (const byte of new TextEncoder().encode(text)) {
-    const c = String.fromCharCode(byte);
-    out += /[A-Za-z0-9\-_.~]/.test(c) || (keepSlash && c === '/') ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  let out: string;
+  try {
+    // encodeURIComponent leaves ! ' ( ) * as they are, which SigV4 encodes; it is native, where the
+    // loop below cost a signed request a tenth of a millisecond (measured in a replica's pull).
+    out = encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  } catch {
+    // A lone surrogate (encodeURIComponent refuses it): as TextEncoder writes it, U+FFFD.
+    out = '';
+    for (const byte of new TextEncoder().encode(text)) {
+      const c = String.fromCharCode(byte);
+      out += /[A-Za-z0-9\-_.~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    }
   }
-  return out;
+  return keepSlash ? out.replace(/%2F/g, '/') : out;
 }
 
 /**

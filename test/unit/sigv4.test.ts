@@ -7,7 +7,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import {
-  amzDateMs, canonicalRequest, parseAuthorization, parsePresigned, presignRequestV4, signRequestV4, signV4, stringToSignV4, verifyV4, UNSIGNED_PAYLOAD,
+  amzDateMs, canonicalRequest, parseAuthorization, parsePresigned, presignRequestV4, signRequestV4, uriEncode, signV4, stringToSignV4, verifyV4, UNSIGNED_PAYLOAD,
   type SignedBy,
 } from '../../protocol/sigv4.ts';
 
@@ -164,5 +164,15 @@ describe('presignRequestV4 (a replica signs its GETs and HEADs in the URL)', () 
         expect(await verifyV4(CREDS.secretAccessKey, by.credential, await stringToSignV4(by.amzDate, by.credential, canonical), by.signature)).toBe(true);
       }
     }
+  });
+});
+
+describe('uriEncode', () => {
+  it('encodes every byte but A-Z a-z 0-9 - _ . ~ (and / when kept) as %XX of its UTF-8, a lone surrogate as U+FFFD', () => {
+    const reference = (text: string, keepSlash: boolean) => [...new TextEncoder().encode(text)]
+      .map((b) => (/[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) || (keepSlash && b === 0x2f) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+    const samples = ["!#$&'()*+,;=:@[]?%/ ", 'a b+c/ü/😀 (1).txt', '%2F%25', '\ud800x/y', 'x\udfff', ''];
+    for (let c = 0; c < 0x300; c++) samples.push(String.fromCharCode(c) + '/' + String.fromCharCode(c + 0xd700));
+    for (const text of samples) for (const keep of [false, true]) expect(uriEncode(text, keep), JSON.stringify(text)).toBe(reference(text, keep));
   });
 });
