@@ -49,6 +49,15 @@ export const REPLICAS_PATH = `${HELLO_PATH}/replicas`;
  */
 export const CREDENTIALS_NEEDED = 'credentials-needed';
 
+/**
+ * What the worker posts on the replica channel when a replica's policy is a function in a page:
+ * `{ type, bucket, id, conflict }`. The pages that hold it answer with op 'decide'.
+ */
+export const DECISION_NEEDED = 'decision-needed';
+
+/** How long a conflict waits for a page's policy function; unanswered, the key waits for a later round. */
+export const DECISION_WAIT_MS = 5_000;
+
 /** How long a round waits for a page to answer CREDENTIALS_NEEDED before it stops, saying why. */
 export const CREDENTIALS_WAIT_MS = 5_000;
 

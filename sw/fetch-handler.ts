@@ -8,9 +8,10 @@ import { openIdbStore } from './store/idb.ts';
 import { sweepHeld } from './store/holders.ts';
 import { createRequestLog } from './log/ring.ts';
 import {
-  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, CREDENTIALS_NEEDED, CREDENTIALS_WAIT_MS, expiringSoon, instanceNames, type Endpoints, type WorkerHello,
+  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, CREDENTIALS_NEEDED, CREDENTIALS_WAIT_MS, DECISION_NEEDED, DECISION_WAIT_MS, expiringSoon, instanceNames, type Endpoints, type WorkerHello,
 } from '../protocol/instance.ts';
 import { createReplicas, fetchMissingVia, type Credentials, type ReplicaConfig, type Replicas } from './replica/replicas.ts';
+import type { Resolution } from './replica/sync.ts';
 import type { Store } from './store/types.ts';
 import { VERSION } from '../protocol/version.ts';
 
@@ -152,6 +153,12 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   const pageCredentials = new Map<string, Credentials>();
   /** Rounds waiting for a page to hand over credentials, by bucket. */
   const awaitingCredentials = new Map<string, (() => void)[]>();
+  /** Conflicts waiting for a page's policy function, by the id of the question. */
+  const awaitingDecisions = new Map<string, (answer: { resolution?: unknown; error?: string } | undefined) => void>();
+  /** Buckets whose last question no page answered: their conflicts wait, unasked, until a page binds them again. */
+  const noDecider = new Set<string>();
+  /** The pages (client ids) that bound a bucket with a policy function since this worker started. */
+  const decidingPages = new Map<string, Set<string>>();
 
   // Opened on the first request and kept while the worker lives; a failed open is tried again.
   function handler(): Promise<Handle> {
@@ -210,6 +217,33 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         });
         return pageCredentials.get(bucket);
       },
+      decideFor: async (bucket, conflict) => {
+        if (noDecider.has(bucket)) return undefined;
+        // The pages known to hold the function all gone (closed, reloaded): none to wait for. A
+        // worker started since they bound it knows none, and asks whichever pages are open.
+        const clients = (self as unknown as { clients?: Clients }).clients;
+        const known = [...(decidingPages.get(bucket) ?? [])];
+        const open = await Promise.all(known.map((id) => clients?.get(id).catch(() => undefined)));
+        if (known.length > 0 && open.every((c) => !c)) return undefined;
+        if ((await clients?.matchAll({ type: 'window' }).catch(() => undefined))?.length === 0) return undefined;
+        const id = crypto.randomUUID();
+        const answer = await new Promise<{ resolution?: unknown; error?: string } | undefined>((resolve) => {
+          const timer = setTimeout(() => done(undefined), DECISION_WAIT_MS);
+          const done = (a: { resolution?: unknown; error?: string } | undefined) => {
+            clearTimeout(timer);
+            awaitingDecisions.delete(id);
+            resolve(a);
+          };
+          awaitingDecisions.set(id, done);
+          channel.postMessage({ type: DECISION_NEEDED, bucket, id, conflict });
+        });
+        if (!answer) {
+          noDecider.add(bucket);
+          return undefined;
+        }
+        if (answer.error !== undefined) throw new Error(`The replica's policy function (in a page) failed for ${conflict.key}: ${answer.error}`);
+        return answer.resolution as Resolution | undefined; // checked by the round, as any policy function's answer
+      },
     });
     r.on((e) => {
       channel.postMessage(e);
@@ -223,9 +257,9 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   }
 
   /** A page's question about the replicas (POST REPLICAS_PATH, JSON `{ op, … }`): JSON answers, `{ error }` with a 4xx for a refusal. */
-  async function replicaControl(req: Request): Promise<Response> {
+  async function replicaControl(req: Request, clientId: string | undefined): Promise<Response> {
     const answer = (body: unknown, status = 200) => Response.json(body ?? null, { status, headers: { 'cache-control': 'no-store' } });
-    let q: { op?: string; bucket?: string; config?: ReplicaConfig; credentials?: Credentials; id?: string; allowDeletes?: boolean; origin?: string };
+    let q: { op?: string; bucket?: string; config?: ReplicaConfig & { policyInPage?: boolean }; credentials?: Credentials; id?: string; allowDeletes?: boolean; origin?: string; resolution?: unknown; error?: unknown };
     try {
       q = await req.json();
     } catch {
@@ -237,7 +271,13 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       switch (q.op) {
         case 'add':
           if (!q.config) return answer({ error: 'add needs a config.' }, 400);
+          noDecider.delete(q.config.bucket);
+          if (q.config.policyInPage && clientId) decidingPages.set(q.config.bucket, new Set([...(decidingPages.get(q.config.bucket) ?? []), clientId]));
+          else decidingPages.delete(q.config.bucket);
           await r.add(q.config);
+          return answer({ ok: true });
+        case 'decide':
+          awaitingDecisions.get(String(q.id))?.({ resolution: q.resolution, ...(q.error !== undefined ? { error: String(q.error) } : {}) });
           return answer({ ok: true });
         case 'credentials':
           if (!q.bucket || !q.credentials) return answer({ error: 'credentials needs a bucket and credentials.' }, 400);
@@ -287,7 +327,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
 
   async function respond(event: FetchEventLike): Promise<Response> {
     const url = new URL(event.request.url);
-    if (url.origin === scope.origin && url.pathname === replicasUrl.pathname) return replicaControl(event.request);
+    if (url.origin === scope.origin && url.pathname === replicasUrl.pathname) return replicaControl(event.request, (event as { clientId?: string }).clientId || undefined);
     if (url.origin === scope.origin && url.pathname === helloUrl.pathname) {
       if (!url.searchParams.has('engine')) return Response.json(hello, { headers: { 'cache-control': 'no-store' } });
       // What the engine lacks (startService asks): the store is opened to say how it keeps bodies,

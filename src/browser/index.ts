@@ -10,5 +10,5 @@ export { deleteAllData, DeleteDataError } from './data.ts';
 export type { DeleteAllDataOptions } from './data.ts';
 export { ReplicaError } from './replicas.ts';
 export type {
-  ServiceReplicas, PageReplicaConfig, ReplicaStatus, ReplicaEvent, Credentials, ConflictRecord, RoundResult, CheckResult,
+  ServiceReplicas, PageReplicaConfig, ReplicaStatus, ReplicaEvent, Credentials, ConflictRecord, RoundResult, CheckResult, ConflictCase, Policy, Resolution,
 } from './replicas.ts';

@@ -4,16 +4,20 @@
 // leave the page stays here: getCredentials() is called here and its answers handed to the worker
 // before they expire, and the page asks for a round when it comes online and on a timer while it is
 // open (a worker with no page may be stopped by the browser at any time).
-import { CREDENTIALS_NEEDED, REPLICAS_PATH, instanceNames } from '../../protocol/instance.ts';
+import { CREDENTIALS_NEEDED, DECISION_NEEDED, REPLICAS_PATH, instanceNames } from '../../protocol/instance.ts';
 import type { ConflictRecord } from '../../sw/store/types.ts';
 import type { Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus } from '../../sw/replica/replicas.ts';
-import type { RoundResult } from '../../sw/replica/sync.ts';
+import type { ConflictCase, Policy, Resolution, RoundResult } from '../../sw/replica/sync.ts';
 import type { CheckResult } from '../../sw/replica/check.ts';
 
-export type { CheckResult, ConflictRecord, Credentials, ReplicaConfig, ReplicaEvent, ReplicaStatus, RoundResult };
+export type { CheckResult, ConflictCase, ConflictRecord, Credentials, Policy, ReplicaConfig, ReplicaEvent, ReplicaStatus, Resolution, RoundResult };
 
-/** A replica's configuration in a page: as ReplicaConfig, with a named policy (a policy function runs only where the sync runs: Node). */
-export type PageReplicaConfig = Omit<ReplicaConfig, 'policy'> & { policy?: 'keep-both' | 'remote-wins' | 'local-wins' };
+/**
+ * A replica's configuration in a page: as ReplicaConfig. A policy function stays in the page: the
+ * worker asks it about each conflict while a page that bound the replica with it is open; with
+ * none open (or no answer within 5 s), the key waits, changed on both sides, for a later round.
+ */
+export type PageReplicaConfig = ReplicaConfig;
 
 /** Why a replica call failed; the message says what to fix. */
 export class ReplicaError extends Error {
@@ -79,13 +83,28 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
 
   /** The app's credential functions, by bucket: the worker asks for them on the channel when it lacks them. */
   const getters = new Map<string, () => Promise<Credentials>>();
+  /** The app's policy functions, by bucket: the worker asks them about each conflict on the channel. */
+  const deciders = new Map<string, Exclude<Policy, string>>();
   let asked: BroadcastChannel | undefined;
   const answerAsks = () => {
     if (asked) return;
     asked = new BroadcastChannel(instanceNames(name).replicaChannel);
-    asked.onmessage = (e: MessageEvent<{ type?: string; bucket?: string }>) => {
-      const get = e.data?.type === CREDENTIALS_NEEDED && e.data.bucket !== undefined ? getters.get(e.data.bucket) : undefined;
-      if (get) void supply(e.data.bucket!, get).catch(() => {});
+    asked.onmessage = (e: MessageEvent<{ type?: string; bucket?: string; id?: string; conflict?: ConflictCase }>) => {
+      const { type, bucket, id, conflict } = e.data ?? {};
+      const get = type === CREDENTIALS_NEEDED && bucket !== undefined ? getters.get(bucket) : undefined;
+      if (get) void supply(bucket!, get).catch(() => {});
+      const decide = type === DECISION_NEEDED && bucket !== undefined && conflict ? deciders.get(bucket) : undefined;
+      if (decide) {
+        void (async () => {
+          let answer: { resolution?: Resolution } | { error: string };
+          try {
+            answer = { resolution: (await decide(conflict!)) as Resolution };
+          } catch (err) {
+            answer = { error: err instanceof Error ? err.message : String(err) };
+          }
+          await ask({ op: 'decide', bucket, id, ...answer });
+        })().catch(() => {});
+      }
     };
   };
 
@@ -102,10 +121,7 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
   const api: ServiceReplicas & { keepSyncing(everyMs: number): void } = {
     keepSyncing,
     async add(config) {
-      if (typeof (config as ReplicaConfig).policy === 'function') {
-        throw new ReplicaError('A policy function runs only where the sync runs (Node, swbucket/node); in a page, use "keep-both", "remote-wins" or "local-wins".');
-      }
-      const { getCredentials, ...rest } = config;
+      const { getCredentials, policy, ...rest } = config;
       if (!getCredentials && !config.remote.credentials) throw new ReplicaError(`The replica of ${config.bucket} needs remote.credentials or getCredentials().`);
       // Credentials first: the worker syncs the replica as soon as it is added.
       if (getCredentials) {
@@ -113,13 +129,18 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
         answerAsks();
         await supply(config.bucket, getCredentials);
       }
-      await ask({ op: 'add', config: rest });
+      if (typeof policy === 'function') {
+        deciders.set(config.bucket, policy);
+        answerAsks();
+      } else deciders.delete(config.bucket);
+      await ask({ op: 'add', config: { ...rest, ...(typeof policy === 'function' ? { policyInPage: true } : policy ? { policy } : {}) } });
       keepSyncing(config.intervalMs ?? 60_000);
     },
     async remove(bucket) {
       clearTimeout(timers.get(bucket));
       timers.delete(bucket);
       getters.delete(bucket);
+      deciders.delete(bucket);
       await ask({ op: 'remove', bucket });
     },
     syncNow: (o = {}) => ask({ op: 'sync', ...o }),
@@ -132,8 +153,9 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
     check: (bucket) => ask({ op: 'check', bucket, origin: location.origin }),
     on(listener) {
       const channel = new BroadcastChannel(instanceNames(name).replicaChannel);
-      channel.onmessage = (e: MessageEvent<ReplicaEvent | { type: typeof CREDENTIALS_NEEDED }>) => {
-        if (e.data.type !== CREDENTIALS_NEEDED) listener(e.data);
+      channel.onmessage = (e: MessageEvent<ReplicaEvent | { type: typeof CREDENTIALS_NEEDED | typeof DECISION_NEEDED }>) => {
+        const t = e.data.type;
+        if (t !== CREDENTIALS_NEEDED && t !== DECISION_NEEDED) listener(e.data as ReplicaEvent);
       };
       return () => channel.close();
     },

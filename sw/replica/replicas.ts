@@ -9,7 +9,7 @@ import { ROOT_CREDENTIALS, expiringSoon } from '../../protocol/instance.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { checkRemote, type CheckResult } from './check.ts';
-import { fetchListed, probe, syncRound, SyncStopped, type Guarantees, type Mode, type Policy, type RoundResult, type UploadState } from './sync.ts';
+import { fetchListed, probe, syncRound, SyncStopped, type ConflictCase, type Guarantees, type Mode, type Policy, type Resolution, type RoundResult, type UploadState } from './sync.ts';
 import { SvcError } from '../core/errors.ts';
 
 export type { Credentials, Guarantees, Mode, Policy, RemoteBucket };
@@ -84,7 +84,7 @@ export type ReplicaEvent =
 /** What a replica keeps in the store beside its configuration. */
 interface Kept {
   bucket: string;
-  config: Omit<ReplicaConfig, 'getCredentials' | 'policy'> & { policy?: Exclude<Policy, (...a: never[]) => unknown> };
+  config: Omit<ReplicaConfig, 'getCredentials' | 'policy'> & { policy?: Exclude<Policy, (...a: never[]) => unknown>; policyInPage?: true };
   device: string;
   paused?: boolean;
   lastSync?: number;
@@ -100,6 +100,8 @@ export interface ReplicasOptions {
   lock?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
   /** Credentials for a replica whose own are not kept (getCredentials lives in a page): asked of whoever has them. */
   credentialsFor?: (bucket: string) => Promise<Credentials | undefined>;
+  /** A conflict's resolution for a replica whose policy function lives in a page: undefined when no page answered (the key waits). */
+  decideFor?: (bucket: string, c: ConflictCase) => Promise<Resolution | undefined>;
   now?: () => number;
   /** Names this store's conflict copies; default a short random id kept with each replica. */
   device?: string;
@@ -117,12 +119,14 @@ function joined(a: RoundResult, b: RoundResult): RoundResult {
     pushed: [...a.pushed, ...b.pushed], pulled: [...a.pulled, ...b.pulled], deletedRemote: [...a.deletedRemote, ...b.deletedRemote],
     deletedLocal: [...a.deletedLocal, ...b.deletedLocal], conflicts: [...a.conflicts, ...b.conflicts], deferred: b.deferred,
     ...(b.skipped ?? a.skipped ? { skipped: b.skipped ?? a.skipped } : {}),
+    ...(b.undecided ? { undecided: b.undecided } : {}),
   };
 }
 
 export interface Replicas {
   /** Binds a bucket to its remote (or updates the binding), and syncs it soon. */
-  add(config: ReplicaConfig): Promise<void>;
+  /** `policyInPage`: the policy is a function in a page, asked through `decideFor` (src/browser/replicas.ts). */
+  add(config: ReplicaConfig & { policyInPage?: boolean }): Promise<void>;
   /** Unbinds a bucket: its objects stay; changes not yet pushed are not pushed. */
   remove(bucket: string): Promise<void>;
   /**
@@ -358,7 +362,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     let uploads = { ...(k.uploads ?? {}) };
     const l = liveOf(k.bucket);
     return syncRound({
-      store, bucket: ref, remote, mode: k.config.mode ?? 'two-way', policy: l.policy ?? k.config.policy ?? 'keep-both', device: k.device,
+      store, bucket: ref, remote, mode: k.config.mode ?? 'two-way', device: k.device,
+      policy: l.policy ?? (k.config.policyInPage ? (c: ConflictCase) => o.decideFor?.(k.bucket, c) : k.config.policy ?? 'keep-both'),
       guarantees, allowUnconditional: k.config.allowUnconditional ?? false, maxDeleteShare: k.config.maxDeleteShare ?? 0.5, allowDeletes,
       multipartBytes: k.config.multipartBytes ?? 16 * MiB, partBytes: Math.max(5 * MiB, Math.min(k.config.multipartBytes ?? 16 * MiB, 16 * MiB)),
       now,
@@ -395,12 +400,12 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       const l = liveOf(config.bucket);
       if (config.getCredentials) l.getCredentials = config.getCredentials;
       if (typeof config.policy === 'function') l.policy = config.policy;
-      const { getCredentials: _fn, policy, ...rest } = config;
+      const { getCredentials: _fn, policy, policyInPage, ...rest } = config;
       const before = await kept(config.bucket);
       const sameRemote = before && JSON.stringify(before.config.remote) === JSON.stringify(config.remote);
       const record: Kept = {
         bucket: config.bucket,
-        config: { ...rest, ...(typeof policy === 'string' ? { policy } : {}) },
+        config: { ...rest, ...(typeof policy === 'string' ? { policy } : policyInPage ? { policyInPage: true } : {}) },
         device: o.device ?? before?.device ?? crypto.randomUUID().slice(0, 8),
         ...(sameRemote ? { ...(before.lastSync !== undefined ? { lastSync: before.lastSync } : {}), ...(before.guarantees ? { guarantees: before.guarantees } : {}), ...(before.uploads ? { uploads: before.uploads } : {}), ...(before.paused ? { paused: true } : {}) } : {}),
       };

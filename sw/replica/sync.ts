@@ -36,7 +36,11 @@ export interface ConflictCase {
  * the key (the other side's is replaced; locally, with versioning Enabled, it stays in the history).
  */
 export type Resolution = 'both' | 'remote' | 'local';
-export type Policy = 'keep-both' | 'remote-wins' | 'local-wins' | ((c: ConflictCase) => Resolution | Promise<Resolution>);
+/**
+ * A function's answer may also be undefined: not now (the key waits, changed on both sides, for a
+ * later round; a page's function answers so when no page that holds it is open).
+ */
+export type Policy = 'keep-both' | 'remote-wins' | 'local-wins' | ((c: ConflictCase) => Resolution | undefined | Promise<Resolution | undefined>);
 
 /** What the remote honours of S3's conditional writes, as a probe found it. */
 export interface Guarantees {
@@ -121,6 +125,8 @@ export interface RoundResult {
   conflicts: ConflictRecord[];
   /** Keys left for the next round: they changed while this one worked, or a condition failed. */
   deferred: string[];
+  /** Conflicts the policy function left for later (it answered undefined): each key waits, changed on both sides. */
+  undecided?: string[];
   /** Keys no round can sync: a `.` or `..` path segment, which a URL would resolve away. */
   skipped?: string[];
 }
@@ -131,7 +137,7 @@ export const unsyncable = (key: string): boolean => key.split('/').some((s) => s
 /** Why a round stopped before it changed anything: a decision only the app can make. */
 export class SyncStopped extends Error {
   override readonly name = 'SyncStopped';
-  constructor(readonly reason: 'deletes' | 'unconditional' | 'remote', message: string) {
+  constructor(readonly reason: 'deletes' | 'unconditional' | 'remote' | 'policy', message: string) {
     super(message);
   }
 }
@@ -248,8 +254,12 @@ function plan(
   return actions;
 }
 
-async function resolve(policy: Policy, mode: Mode, c: ConflictCase): Promise<Resolution> {
-  if (typeof policy === 'function') return policy(c);
+async function resolve(policy: Policy, mode: Mode, c: ConflictCase): Promise<Resolution | undefined> {
+  if (typeof policy === 'function') {
+    const answer: unknown = await policy(c);
+    if (answer === undefined || answer === 'both' || answer === 'remote' || answer === 'local') return answer;
+    throw new SyncStopped('policy', `The replica's policy function answered ${JSON.stringify(answer) ?? String(answer)} for ${c.key}: it must answer 'both', 'remote', 'local', or undefined (decide later). Fix it, then resume().`);
+  }
   if (policy === 'remote-wins') return 'remote';
   if (policy === 'local-wins') return 'local';
   // keep-both; where one side deleted, keeping both is keeping the one that still has a version.
@@ -608,6 +618,7 @@ export async function syncRound(options: RoundOptions): Promise<RoundResult> {
   const conflict = async (a: Extract<Action, { do: 'conflict' }>): Promise<void> => {
     const { c } = a;
     const resolution = await resolve(o.policy, o.mode, c);
+    if (resolution === undefined) return void (result.undecided ??= []).push(a.key);
     const at = o.now();
     if (resolution === 'both' && o.mode === 'push' && c.localObject && c.remoteEntry) {
       // Push only: the local version takes the key, and the remote's is kept beside it, on the remote.

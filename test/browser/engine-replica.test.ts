@@ -263,6 +263,56 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ pending: 0, state: 'idle' });
   });
 
+  it('a policy function in the page decides each conflict; with no page holding it, the conflict waits, both sides as they were, until one binds it again', { timeout: 60_000 }, async () => {
+    const Bucket = await remoteBucket();
+    const bucket = `decided-${n}`;
+    const bindDeciding = () => run(service.page, async (t, x) => {
+      const w = window as unknown as { asked: string[] };
+      w.asked = [];
+      await t.sw.replicas.add({
+        bucket: x.bucket, remote: { endpoint: x.remoteUrl, region: 'us-east-1', bucket: x.remoteBucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+        policy: (c) => {
+          w.asked.push(`${c.key} ${c.local}/${c.remote} ${c.localObject?.size}/${c.remoteEntry?.size}`);
+          return c.key.endsWith('.log') ? 'local' : 'remote';
+        },
+      });
+    }, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+    const asked = () => service.page.evaluate(() => (window as unknown as { asked?: string[] }).asked?.slice().sort() ?? null);
+    await bindDeciding();
+    await put(service.page, bucket, 'a.log', 'v1');
+    await put(service.page, bucket, 'b.txt', 'v1');
+    expect(await syncOne(service.page, bucket)).toBeNull();
+    await expect.poll(() => remoteKeys(Bucket), { timeout: 20_000 }).toEqual(['a.log', 'b.txt']);
+    // Changed on both sides: each key asked of the page's function, and done as it said.
+    await control(service.page, 'pause', bucket);
+    await put(service.page, bucket, 'a.log', 'local line');
+    await put(service.page, bucket, 'b.txt', 'local text');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'a.log', Body: 'remote line!' }));
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'b.txt', Body: 'remote text!' }));
+    await control(service.page, 'resume', bucket);
+    expect(await syncOne(service.page, bucket)).toBeNull();
+    expect(await asked()).toEqual(['a.log changed/changed 10/12', 'b.txt changed/changed 10/12']);
+    expect([await remoteRead(Bucket, 'a.log'), await read(service.page, bucket, 'a.log')]).toEqual(['local line', 'local line']);
+    expect([await remoteRead(Bucket, 'b.txt'), await read(service.page, bucket, 'b.txt')]).toEqual(['remote text!', 'remote text!']);
+    // A reload: no page holds the function. The conflict is left as it is, reported as undecided.
+    await control(service.page, 'pause', bucket);
+    await put(service.page, bucket, 'b.txt', 'local again');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'b.txt', Body: 'remote again' }));
+    await service.page.reload();
+    await waitStarted(service.page);
+    await control(service.page, 'resume', bucket);
+    const undecided = await run(service.page, async (t, b) => (await t.sw.replicas.syncNow({ bucket: b })).flatMap((r) => r.undecided ?? []), bucket);
+    expect(undecided).toEqual(['b.txt']);
+    expect([await remoteRead(Bucket, 'b.txt'), await read(service.page, bucket, 'b.txt')]).toEqual(['remote again', 'local again']);
+    // Pending, and no conflict more than the two decided before.
+    expect(await status(service.page, bucket)).toMatchObject({ pending: 1, conflicts: 2 });
+    // Bound again with its function, the next round decides it.
+    await bindDeciding();
+    await expect.poll(async () => (await syncOne(service.page, bucket), await read(service.page, bucket, 'b.txt')), { timeout: 30_000 }).toBe('remote again');
+    expect(await asked()).toEqual(['b.txt changed/changed 11/12']);
+    await unbind(service.page, bucket);
+  });
+
   it('check() says what the remote bucket\'s CORS lacks for this page, and a remote that hides the ETag stops the sync saying so', async () => {
     const Bucket = await remoteBucket();
     const bucket = `guarded-${n}`;

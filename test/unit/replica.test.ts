@@ -266,6 +266,29 @@ describe('modes and policies', () => {
     expect(await d.read('b.txt')).toBe('remote text!');
     expect((await d.keys()).length).toBe(3);
   });
+
+  it('a policy function that answers undefined leaves the conflict for later (both sides as they were); a wrong answer stops the replica, saying what to answer', async () => {
+    const Bucket = await remoteBucket();
+    let answer: unknown;
+    const d = await device('idb', Bucket, { policy: () => answer as 'both' });
+    await d.put('k.txt', 'v1');
+    await d.replicas.syncNow();
+    await d.put('k.txt', 'local edit');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'k.txt', Body: 'remote edit' }));
+    const [later] = await d.replicas.syncNow();
+    expect(later).toMatchObject({ undecided: ['k.txt'], conflicts: [], deferred: [], pushed: [], pulled: [] });
+    expect([await d.read('k.txt'), await remoteRead(Bucket, 'k.txt')]).toEqual(['local edit', 'remote edit']);
+    expect((await d.replicas.status())[0]).toMatchObject({ pending: 1, conflicts: 0 });
+    answer = 'sideways';
+    await expect(d.replicas.syncNow()).rejects.toThrow(/policy function answered "sideways" for k\.txt: it must answer 'both', 'remote', 'local', or undefined/);
+    expect((await d.replicas.status())[0]).toMatchObject({ state: 'stopped', pending: 1 });
+    expect([await d.read('k.txt'), await remoteRead(Bucket, 'k.txt')]).toEqual(['local edit', 'remote edit']);
+    answer = 'local';
+    await d.replicas.resume();
+    const [decided] = await d.replicas.syncNow();
+    expect(decided!.conflicts).toEqual([expect.objectContaining({ key: 'k.txt', winner: 'local' })]);
+    expect([await d.read('k.txt'), await remoteRead(Bucket, 'k.txt')]).toEqual(['local edit', 'local edit']);
+  });
 });
 
 describe('large bodies', () => {
