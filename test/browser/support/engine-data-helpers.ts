@@ -104,7 +104,27 @@ export function run<R, A = undefined>(page: EnginePage, fn: (t: Tools, arg: A) =
   }, { fnSrc: fn.toString(), toolsSrc: makeTools.toString(), patternSrc: PATTERN_SOURCE, arg: (arg ?? null) as unknown }) as Promise<R>;
 }
 
-/** Waits until the page at `page` has started the service again (after a reload or a navigation). */
+/**
+ * Waits until the page at `page` has started the service again (after a reload or a navigation).
+ * One that does not says where it stands — the console's status line (its start error, if any),
+ * the controller, the registration's workers — so that a rare failure leaves its cause behind.
+ */
 export async function waitStarted(page: EnginePage): Promise<void> {
-  await page.waitForFunction(() => Boolean((window as { swbucket?: unknown }).swbucket), undefined, { timeout: 20_000 });
+  try {
+    await page.waitForFunction(() => Boolean((window as { swbucket?: unknown }).swbucket), undefined, { timeout: 20_000 });
+  } catch (e) {
+    const state = await Promise.race([
+      page.evaluate(async () => {
+        const reg = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
+        return JSON.stringify({
+          url: location.href, readyState: document.readyState,
+          status: document.querySelector('[data-testid=service-status]')?.textContent?.replace(/\s+/g, ' ').trim() ?? null,
+          controller: navigator.serviceWorker?.controller?.scriptURL ?? null,
+          registration: reg ? { scope: reg.scope, active: reg.active?.state ?? null, waiting: reg.waiting?.state ?? null, installing: reg.installing?.state ?? null } : null,
+        });
+      }),
+      new Promise<string>((r) => setTimeout(() => r('(the page did not answer within 5 s)'), 5_000)),
+    ]).catch((err: unknown) => `(the page could not be read: ${String(err)})`);
+    throw new Error(`${(e as Error).message}\nthe page: ${state}`);
+  }
 }
