@@ -51,12 +51,16 @@ export const CREDENTIALS_NEEDED = 'credentials-needed';
 
 /**
  * What the worker posts on the replica channel when a replica's policy is a function in a page:
- * `{ type, bucket, id, conflict }`. The pages that hold it answer with op 'decide'.
+ * `{ type, bucket, id, conflict }`. A page that holds it says so at once (op 'deciding'), then
+ * answers (op 'decide').
  */
 export const DECISION_NEEDED = 'decision-needed';
 
-/** How long a conflict waits for a page's policy function; unanswered, the key waits for a later round. */
+/** How long a conflict waits for a page to take it up; none did: no page holds the function, and the key waits for a later round. */
 export const DECISION_WAIT_MS = 5_000;
+
+/** How long a page that took a conflict up has to decide it; undecided then, the key waits for a later round. */
+export const DECISION_MAX_MS = 120_000;
 
 /** How long a round waits for a page to answer CREDENTIALS_NEEDED before it stops, saying why. */
 export const CREDENTIALS_WAIT_MS = 5_000;

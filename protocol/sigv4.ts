@@ -303,9 +303,9 @@ export async function signRequestV4(i: {
 /**
  * Signs a request in its URL's query (a presigned request, as S3's presigned URLs are): the
  * `X-Amz-*` parameters are added to `url` (a session token as `X-Amz-Security-Token`), `host` the
- * only header signed, the payload `UNSIGNED-PAYLOAD`: the URL the AWS SDK's presigner makes. A browser's GET or HEAD signed so carries no
- * header of its own, so it needs no CORS preflight: half the round trips of a header-signed one
- * to another origin, whose every new URL is preflighted.
+ * only header signed, the payload `UNSIGNED-PAYLOAD`: the URL the AWS SDK's presigner makes. A
+ * browser's GET or HEAD signed so carries no header of its own, so it needs no CORS preflight:
+ * half the round trips of a header-signed one to another origin, whose every new URL is preflighted.
  */
 export async function presignRequestV4(i: {
   method: string; url: URL; accessKeyId: string; secret: string; region: string; sessionToken?: string; expiresSeconds: number; now?: Date;

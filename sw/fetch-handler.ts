@@ -8,7 +8,7 @@ import { openIdbStore } from './store/idb.ts';
 import { sweepHeld } from './store/holders.ts';
 import { createRequestLog } from './log/ring.ts';
 import {
-  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, CREDENTIALS_NEEDED, CREDENTIALS_WAIT_MS, DECISION_NEEDED, DECISION_WAIT_MS, expiringSoon, instanceNames, type Endpoints, type WorkerHello,
+  DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, CREDENTIALS_NEEDED, CREDENTIALS_WAIT_MS, DECISION_MAX_MS, DECISION_NEEDED, DECISION_WAIT_MS, expiringSoon, instanceNames, type Endpoints, type WorkerHello,
 } from '../protocol/instance.ts';
 import { createReplicas, fetchMissingVia, type Credentials, type ReplicaConfig, type Replicas } from './replica/replicas.ts';
 import type { Resolution } from './replica/sync.ts';
@@ -153,8 +153,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
   const pageCredentials = new Map<string, Credentials>();
   /** Rounds waiting for a page to hand over credentials, by bucket. */
   const awaitingCredentials = new Map<string, (() => void)[]>();
-  /** Conflicts waiting for a page's policy function, by the id of the question. */
-  const awaitingDecisions = new Map<string, (answer: { resolution?: unknown; error?: string } | undefined) => void>();
+  /** Conflicts waiting for a page's policy function, by the id of the question: a page took it up (heard), or answered (done). */
+  const awaitingDecisions = new Map<string, { heard(): void; done(answer: { resolution?: unknown; error?: string } | undefined): void }>();
   /** Buckets whose last question no page answered: their conflicts wait, unasked, until a page binds them again. */
   const noDecider = new Set<string>();
   /** The pages (client ids) that bound a bucket with a policy function since this worker started. */
@@ -227,18 +227,29 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
         if (known.length > 0 && open.every((c) => !c)) return undefined;
         if ((await clients?.matchAll({ type: 'window' }).catch(() => undefined))?.length === 0) return undefined;
         const id = crypto.randomUUID();
+        // A page that holds the function says so at once; then it has longer to decide (it may
+        // ask its user). No page heard it: none holds it, and later conflicts are not asked.
+        let heard = false;
         const answer = await new Promise<{ resolution?: unknown; error?: string } | undefined>((resolve) => {
-          const timer = setTimeout(() => done(undefined), DECISION_WAIT_MS);
+          let timer = setTimeout(() => done(undefined), DECISION_WAIT_MS);
           const done = (a: { resolution?: unknown; error?: string } | undefined) => {
             clearTimeout(timer);
             awaitingDecisions.delete(id);
             resolve(a);
           };
-          awaitingDecisions.set(id, done);
+          awaitingDecisions.set(id, {
+            heard() {
+              if (heard) return;
+              heard = true;
+              clearTimeout(timer);
+              timer = setTimeout(() => done(undefined), DECISION_MAX_MS);
+            },
+            done,
+          });
           channel.postMessage({ type: DECISION_NEEDED, bucket, id, conflict });
         });
         if (!answer) {
-          noDecider.add(bucket);
+          if (!heard) noDecider.add(bucket);
           return undefined;
         }
         if (answer.error !== undefined) throw new Error(`The replica's policy function (in a page) failed for ${conflict.key}: ${answer.error}`);
@@ -276,8 +287,11 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
           else decidingPages.delete(q.config.bucket);
           await r.add(q.config);
           return answer({ ok: true });
+        case 'deciding':
+          awaitingDecisions.get(String(q.id))?.heard();
+          return answer({ ok: true });
         case 'decide':
-          awaitingDecisions.get(String(q.id))?.({ resolution: q.resolution, ...(q.error !== undefined ? { error: String(q.error) } : {}) });
+          awaitingDecisions.get(String(q.id))?.done({ resolution: q.resolution, ...(q.error !== undefined ? { error: String(q.error) } : {}) });
           return answer({ ok: true });
         case 'credentials':
           if (!q.bucket || !q.credentials) return answer({ error: 'credentials needs a bucket and credentials.' }, 400);

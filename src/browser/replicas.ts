@@ -14,8 +14,8 @@ export type { CheckResult, ConflictCase, ConflictRecord, Credentials, Policy, Re
 
 /**
  * A replica's configuration in a page: as ReplicaConfig. A policy function stays in the page: the
- * worker asks it about each conflict while a page that bound the replica with it is open; with
- * none open (or no answer within 5 s), the key waits, changed on both sides, for a later round.
+ * worker asks it about each conflict while a page that bound the replica with it is open (it has
+ * two minutes to answer); with none open, the key waits, changed on both sides, for a later round.
  */
 export type PageReplicaConfig = ReplicaConfig;
 
@@ -95,6 +95,7 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
       if (get) void supply(bucket!, get).catch(() => {});
       const decide = type === DECISION_NEEDED && bucket !== undefined && conflict ? deciders.get(bucket) : undefined;
       if (decide) {
+        void ask({ op: 'deciding', id }).catch(() => {});
         void (async () => {
           let answer: { resolution?: Resolution } | { error: string };
           try {

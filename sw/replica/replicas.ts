@@ -124,8 +124,10 @@ function joined(a: RoundResult, b: RoundResult): RoundResult {
 }
 
 export interface Replicas {
-  /** Binds a bucket to its remote (or updates the binding), and syncs it soon. */
-  /** `policyInPage`: the policy is a function in a page, asked through `decideFor` (src/browser/replicas.ts). */
+  /**
+   * Binds a bucket to its remote (or updates the binding), and syncs it soon. `policyInPage`: the
+   * policy is a function in a page, asked through `decideFor` (src/browser/replicas.ts).
+   */
   add(config: ReplicaConfig & { policyInPage?: boolean }): Promise<void>;
   /** Unbinds a bucket: its objects stay; changes not yet pushed are not pushed. */
   remove(bucket: string): Promise<void>;

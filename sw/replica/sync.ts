@@ -134,7 +134,7 @@ export interface RoundResult {
 /** A key whose path a URL would change (`a/../b` is `b` to fetch): it cannot be named on the remote. */
 export const unsyncable = (key: string): boolean => key.split('/').some((s) => s === '.' || s === '..');
 
-/** Why a round stopped before it changed anything: a decision only the app can make. */
+/** Why a replica stopped: a decision only the app can make, or a fault only it can fix (what a round moved before is kept). */
 export class SyncStopped extends Error {
   override readonly name = 'SyncStopped';
   constructor(readonly reason: 'deletes' | 'unconditional' | 'remote' | 'policy', message: string) {

@@ -263,7 +263,7 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     await expect.poll(() => status(service.page, bucket), { timeout: 20_000 }).toMatchObject({ pending: 0, state: 'idle' });
   });
 
-  it('a policy function in the page decides each conflict; with no page holding it, the conflict waits, both sides as they were, until one binds it again', { timeout: 60_000 }, async () => {
+  it('a policy function in the page decides each conflict, a slow one too; with no page holding it, the conflict waits, both sides as they were, until one binds it again', { timeout: 60_000 }, async () => {
     const Bucket = await remoteBucket();
     const bucket = `decided-${n}`;
     const bindDeciding = () => run(service.page, async (t, x) => {
@@ -310,6 +310,18 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     await bindDeciding();
     await expect.poll(async () => (await syncOne(service.page, bucket), await read(service.page, bucket, 'b.txt')), { timeout: 30_000 }).toBe('remote again');
     expect(await asked()).toEqual(['b.txt changed/changed 11/12']);
+    // A function that takes its time (past the 5 s in which a page must take the question up) still decides.
+    await control(service.page, 'pause', bucket);
+    await run(service.page, async (t, x) => {
+      await t.sw.replicas.add({
+        bucket: x.bucket, remote: { endpoint: x.remoteUrl, region: 'us-east-1', bucket: x.remoteBucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+        policy: async () => (await new Promise((r) => setTimeout(r, 5_500)), 'local' as const),
+      });
+    }, { bucket, remoteUrl: remote.url, remoteBucket: Bucket });
+    await put(service.page, bucket, 'b.txt', 'local, slowly');
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'b.txt', Body: 'remote, meanwhile' }));
+    await control(service.page, 'resume', bucket);
+    await expect.poll(async () => (await syncOne(service.page, bucket), await remoteRead(Bucket, 'b.txt')), { timeout: 30_000 }).toBe('local, slowly');
     await unbind(service.page, bucket);
   });
 
