@@ -7,6 +7,7 @@
 import { describe, it, expect } from 'vitest';
 import { decodeAwsChunked, ChunkedBodyError, type ChunkSigning } from '../../protocol/aws-chunked.ts';
 import { canonicalRequest, parseAuthorization, stringToSignV4, verifyV4, type SignedBy } from '../../protocol/sigv4.ts';
+import { joinBytes } from '../../protocol/bytes.ts';
 
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const SEED = '4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9';
@@ -27,16 +28,7 @@ const HEADERS = new Headers({
 });
 
 const te = new TextEncoder();
-const cat = (...parts: (string | Uint8Array)[]) => {
-  const bytes = parts.map((p) => (typeof p === 'string' ? te.encode(p) : p));
-  const out = new Uint8Array(bytes.reduce((n, b) => n + b.byteLength, 0));
-  let at = 0;
-  for (const b of bytes) {
-    out.set(b, at);
-    at += b.byteLength;
-  }
-  return out;
-};
+const cat = (...parts: (string | Uint8Array)[]) => joinBytes(parts.map((p) => (typeof p === 'string' ? te.encode(p) : p)));
 const a = (n: number) => new Uint8Array(n).fill(0x61);
 
 function awsExample(o: { signatures?: string[]; first?: Uint8Array } = {}): Uint8Array {

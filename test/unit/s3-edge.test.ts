@@ -14,6 +14,7 @@ import { signHeaders } from '../support/sign.ts';
 import { S3_ROOT as ROOT, presigned, s3, signedHeaders } from '../support/s3-sign.ts';
 import { chunkSignature, type ChunkSigning } from '../../protocol/aws-chunked.ts';
 import { canonicalRequest, parseAuthorization, sha256Hex, signV4, stringToSignV4, type SignedBy } from '../../protocol/sigv4.ts';
+import { joinBytes } from '../../protocol/bytes.ts';
 import type { Handle } from '../../sw/core/handler.ts';
 import { partsOf } from '../../sw/core/ops/objects.ts';
 import { writeCondition } from '../../sw/core/http.ts';
@@ -33,14 +34,7 @@ const te = new TextEncoder();
 const td = new TextDecoder();
 
 function cat(...parts: (string | Uint8Array)[]): Uint8Array<ArrayBuffer> {
-  const list = parts.map((p) => (typeof p === 'string' ? te.encode(p) : p));
-  const out = new Uint8Array(list.reduce((n, b) => n + b.byteLength, 0));
-  let at = 0;
-  for (const b of list) {
-    out.set(b, at);
-    at += b.byteLength;
-  }
-  return out;
+  return joinBytes(parts.map((p) => (typeof p === 'string' ? te.encode(p) : p)));
 }
 
 /** `n` bytes of a pattern that differs with `seed` (so that chunks swapped are not the same bytes). */
