@@ -15,7 +15,7 @@ export interface CheckResult {
 /** What a sync sends and reads from a page, as a CORS configuration must allow it. */
 export const CORS_NEEDS = {
   methods: ['GET', 'PUT', 'POST', 'DELETE', 'HEAD'],
-  headers: ['authorization', 'content-type', 'x-amz-date', 'x-amz-content-sha256', 'x-amz-security-token', 'x-amz-copy-source', 'x-amz-copy-source-if-match', 'if-match', 'if-none-match', 'x-amz-meta-*'],
+  headers: ['authorization', 'content-type', 'content-md5', 'x-amz-date', 'x-amz-content-sha256', 'x-amz-security-token', 'x-amz-copy-source', 'x-amz-copy-source-if-match', 'if-match', 'if-none-match', 'x-amz-meta-*'],
   expose: ['ETag', 'x-amz-version-id'],
 };
 

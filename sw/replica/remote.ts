@@ -76,14 +76,22 @@ export interface Remote {
    * them: each key's newest first. On a bucket that was never versioned, one version a key.
    */
   versions(): Promise<RemoteVersion[]>;
-  /** The object's bytes (of `versionId`, else its current version) and response metadata, with their MD5 (hex) computed as they arrived; undefined when there is none. */
+  /**
+   * The object's bytes (of `versionId`, else its current version) and response metadata, with their
+   * MD5 (hex) computed as they arrived; undefined when there is none. Where the ETag is an MD5 (an
+   * object written whole, not encrypted with a KMS or customer key), bytes that do not match it are
+   * fetched again once: the same bytes twice mean the ETag is not their MD5 after all (they are
+   * taken); different bytes twice, a RemoteError (BadDigest) that may pass on a retry.
+   */
   get(key: string, versionId?: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Bytes; md5: string } | undefined>;
   /**
    * Writes the object when `condition` holds on the remote: `{ ifNoneMatch: true }` only where the
    * key holds nothing, `{ ifMatch: etag }` only over that object. 'preconditionFailed' when the
-   * remote refused it for that.
+   * remote refused it for that. `md5`, the bytes' MD5 (hex) where known, goes as Content-MD5: the
+   * remote refuses bytes changed on the way (BadDigest), and the PUT is sent again once with the
+   * MD5 of the bytes themselves; refused twice, it is a RemoteError that may pass on a retry.
    */
-  put(key: string, body: Bytes, headers: ObjectHeaders, condition: Condition): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'>;
+  put(key: string, body: Bytes, headers: ObjectHeaders, condition: Condition, md5?: string): Promise<{ etag: string; versionId?: string } | 'preconditionFailed'>;
   /** Copies the remote's object at `from` (while it is `etag`) to `key`, on the remote: the answer's ETag, or 'preconditionFailed'. */
   copy(key: string, from: string, etag: string): Promise<{ etag: string } | 'preconditionFailed'>;
   /** Deletes the key's object; with `ifMatch`, only that one (where the remote honours it); with `versionId`, that version for good. */
@@ -144,7 +152,26 @@ function entryFromHeaders(key: string, h: Headers): RemoteEntry {
   };
 }
 
-const isRetryable = (status: number) => status === 0 || status === 429 || status >= 500;
+/** A network failure, a 5xx, 503 SlowDown, 429, or bytes changed on the way (BadDigest): the same request may pass later. */
+const isRetryable = (status: number, code: string) => status === 0 || status === 429 || status >= 500 || code === 'BadDigest';
+
+/**
+ * Whether an answer's ETag is the MD5 of the object's bytes, as S3 makes it for an object written
+ * whole (no `-N`) and not encrypted with a KMS or customer key (an encryption header a page's CORS
+ * hides is caught by the second GET instead: see Remote.get).
+ */
+const etagIsMd5 = (etag: string, h: Headers): boolean => /^[0-9a-f]{32}$/i.test(etag)
+  && !/^aws:kms/.test(h.get('x-amz-server-side-encryption') ?? '') && !h.has('x-amz-server-side-encryption-customer-algorithm');
+
+const md5Of = async (body: Bytes): Promise<string> => {
+  if (body instanceof Blob) return md5OfBlob(body);
+  const h = await createMd5();
+  h.update(body);
+  return h.digest();
+};
+
+/** Content-MD5's value: the base64 of the digest's 16 bytes. */
+const contentMd5 = (hex: string): string => btoa(String.fromCharCode(...(hex.match(/../g) ?? []).map((b) => parseInt(b, 16))));
 
 /**
  * The ETag an answer carries, unquoted. A page sees only the headers the remote's CORS exposes:
@@ -277,7 +304,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     const hint = res.status === 301 || res.status === 307 ? ' The bucket is in another region: give the replica that region, or its regional endpoint.'
       : res.status === 403 ? ' Check the replica\'s credentials and that they may read and write this bucket.'
         : code === 'NoSuchBucket' ? ` The remote bucket "${where.bucket}" does not exist at ${base.host}: create it, or correct the name.` : '';
-    throw new RemoteError(`${o.what}: ${res.status} ${code}${message ? `: ${message}` : ''}.${hint}`, res.status, code, isRetryable(res.status));
+    throw new RemoteError(`${o.what}: ${res.status} ${code}${message ? `: ${message}` : ''}.${hint}`, res.status, code, isRetryable(res.status, code));
   }
 
   const conditionHeaders = (c: Condition): Record<string, string> => ({
@@ -344,16 +371,41 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       return entryFromHeaders(key, res.headers);
     },
     async get(key, versionId) {
-      const res = await send('GET', urlOf(key, versionId ? new URLSearchParams({ versionId }).toString() : ''), { accept: [404], what: `GET ${key}` });
-      if (res.status === 404) {
-        await res.body?.cancel().catch(() => {});
-        return undefined;
+      const once = async () => {
+        const res = await send('GET', urlOf(key, versionId ? new URLSearchParams({ versionId }).toString() : ''), { accept: [404], what: `GET ${key}` });
+        if (res.status === 404) {
+          await res.body?.cancel().catch(() => {});
+          return undefined;
+        }
+        const { body, md5 } = await hashedBody(res);
+        const etag = unquote(res.headers.get('etag'));
+        return { res, body, md5, matches: !etagIsMd5(etag, res.headers) || md5 === etag.toLowerCase() };
+      };
+      let got = await once();
+      if (got && !got.matches) {
+        const again = await once();
+        if (again && !again.matches && again.md5 !== got.md5) {
+          throw new RemoteError(`GET ${key}: the bytes that arrived do not match the object's ETag (their MD5), twice, and differ from each other: they are being changed on the way.`, 200, 'BadDigest', true);
+        }
+        got = again;
       }
-      const { body, md5 } = await hashedBody(res);
+      if (!got) return undefined;
+      const { res, body, md5 } = got;
       return { entry: { ...entryFromHeaders(key, res.headers), size: body instanceof Blob ? body.size : body.byteLength }, headers: headersOf(res.headers), body, md5 };
     },
-    async put(key, body, headers, condition) {
-      const res = await send('PUT', urlOf(key), { headers: { ...metaHeaders(headers), ...conditionHeaders(condition) }, body, unsigned: true, accept: [412], what: `PUT ${key}` });
+    async put(key, body, headers, condition, md5) {
+      const once = (digest: string | undefined) => send('PUT', urlOf(key), {
+        headers: { ...metaHeaders(headers), ...conditionHeaders(condition), ...(digest ? { 'content-md5': contentMd5(digest) } : {}) },
+        body, unsigned: true, accept: [412], what: `PUT ${key}`,
+      });
+      let res: Response;
+      try {
+        res = await once(md5);
+      } catch (e) {
+        if (!(e instanceof RemoteError && e.code === 'BadDigest') || md5 === undefined) throw e;
+        // Changed on the way, or `md5` is not these bytes' (an object imported with another ETag): sent again with theirs.
+        res = await once(await md5Of(body));
+      }
       if (res.status === 412) return 'preconditionFailed';
       const versionId = res.headers.get('x-amz-version-id');
       return { etag: etagOf(res, `PUT ${key}`), ...(versionId && versionId !== 'null' ? { versionId } : {}) };

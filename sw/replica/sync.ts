@@ -470,7 +470,7 @@ function honouring(remote: Remote, g: Guarantees): Remote {
   });
   return {
     ...remote,
-    put: (key, body, headers, c) => remote.put(key, body, headers, honoured(c)),
+    put: (key, body, headers, c, md5) => remote.put(key, body, headers, honoured(c), md5),
     remove: (key, c = {}) => remote.remove(key, { ...honoured(c), ...(c.versionId ? { versionId: c.versionId } : {}) }),
     completeUpload: (key, uploadId, parts, c) => remote.completeUpload(key, uploadId, parts, honoured(c)),
   };
@@ -535,7 +535,8 @@ export async function syncRound(options: RoundOptions): Promise<RoundResult> {
     // Bytes kept in their record go as they are: a Blob made of them costs more than a small PUT.
     const body = found.body instanceof Uint8Array ? found.body : await blobOf(found.body);
     if (sizeOf(body) <= o.multipartBytes) {
-      const put = await remote.put(key, body, headers, condition);
+      // A local object written whole has its MD5 for ETag: the remote checks the bytes against it.
+      const put = await remote.put(key, body, headers, condition, /^[0-9a-f]{32}$/.test(object.etag) ? object.etag : undefined);
       return put === 'preconditionFailed' ? put : { ...put, object };
     }
     const done = await pushMultipart(o, key, seen, object, headers, body instanceof Blob ? body : new Blob([body]), condition);

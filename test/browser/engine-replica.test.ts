@@ -402,6 +402,30 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     }
   });
 
+  it('bytes changed on the way are found: a PUT with a flipped bit is refused by the remote (Content-MD5) and sent again, a GET\'s is fetched again; both arrive whole', async () => {
+    const proxy = await startFaultProxy({ target: remote.url });
+    const bucket = `digest-${n}`;
+    try {
+      const Bucket = await remoteBucket();
+      const inward = 'from the remote; '.repeat(200);
+      const out = 'from this page; '.repeat(200);
+      await sdk.send(new PutObjectCommand({ Bucket, Key: 'in.txt', Body: inward }));
+      proxy.fault({ match: { method: 'GET', key: 'in.txt' }, fault: { kind: 'flip-bit', in: 'response', at: 1000 } });
+      proxy.fault({ match: { method: 'PUT', key: 'out.txt' }, fault: { kind: 'flip-bit', in: 'request', at: 2000 } });
+      await bind(service.page, { bucket, remoteUrl: proxy.url, remoteBucket: Bucket });
+      await firstRound(service.page, bucket);
+      await put(service.page, bucket, 'out.txt', out);
+      await expect.poll(async () => (await syncOne(service.page, bucket), await remoteRead(Bucket, 'out.txt')), { timeout: 30_000 }).toBe(out);
+      expect(await read(service.page, bucket, 'in.txt')).toBe(inward);
+      expect(proxy.requests({ method: 'GET', key: 'in.txt' }).map((r) => [r.fault, r.status])).toEqual([['flip-bit', 200], [undefined, 200]]);
+      expect(proxy.requests({ method: 'PUT', key: 'out.txt' }).map((r) => [r.fault, r.status])).toEqual([['flip-bit', 400], [undefined, 200]]);
+      expect(await status(service.page, bucket)).toMatchObject({ pending: 0, conflicts: 0 });
+    } finally {
+      await unbind(service.page, bucket);
+      await proxy.close();
+    }
+  });
+
   it('two profiles are two devices: a photo stored in one appears in the other', { timeout: 90_000 }, async () => {
     const Bucket = await remoteBucket();
     const bucket = `shared-${n}`;

@@ -81,7 +81,15 @@ export type Fault =
    */
   | { kind: 'error'; status: number; code?: string; message?: string; reachRemote?: boolean }
   /** The request is never answered nor forwarded, until the client gives up or the proxy closes. */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /**
+   * One bit of the body's byte `at` is flipped on the way to the remote (`request`) or to the
+   * client (`response`); lengths, headers and timing stay as they were, so only a check of the
+   * bytes themselves finds it. A body shorter than `at` + 1 goes unchanged.
+   */
+  | { kind: 'flip-bit'; in: 'request' | 'response'; at: number }
+  /** The remote's answer goes to the client with these headers replaced (an ETag another server would send, say). */
+  | { kind: 'answer-headers'; headers: Record<string, string> };
 
 export interface Rule {
   /** Which requests (default: every one). */
@@ -207,6 +215,14 @@ interface ActiveRule extends Rule {
   hits: number;
   until: number;
   removed: boolean;
+}
+
+/** `chunk`, which starts at byte `offset` of its body, with one bit of the body's byte `at` flipped (a copy; the same chunk when `at` is elsewhere). */
+function flipped(chunk: Buffer, offset: number, at: number): Buffer {
+  if (at < offset || at >= offset + chunk.length) return chunk;
+  const copy = Buffer.from(chunk);
+  copy[at - offset]! ^= 0x10;
+  return copy;
 }
 
 export async function startFaultProxy(o: { target: string; port?: number }): Promise<FaultProxy> {
@@ -354,6 +370,7 @@ export async function startFaultProxy(o: { target: string; port?: number }): Pro
         remote!.write(part, () => void flushed(remote!.socket).then(() => cut('cut')));
         return;
       }
+      if (fault?.kind === 'flip-bit' && fault.in === 'request') chunk = flipped(chunk, rec.bytesToRemote, fault.at);
       rec.bytesToRemote += chunk.length;
       if (!remote!.write(chunk)) {
         req.pause();
@@ -390,7 +407,11 @@ export async function startFaultProxy(o: { target: string; port?: number }): Pro
         return;
       }
       res.sendDate = false; // the remote's own Date is among its headers
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
+      if (fault?.kind === 'answer-headers') {
+        const replaced = new Set(Object.keys(fault.headers).map((h) => h.toLowerCase()));
+        const kept = answer.rawHeaders.flatMap((v, i, all) => (i % 2 === 0 && !replaced.has(v.toLowerCase()) ? [v, all[i + 1]!] : []));
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, [...kept, ...Object.entries(fault.headers).flat()]);
+      } else res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.rawHeaders);
       rec.status = answer.statusCode;
       const outLimit = fault?.kind === 'cut-response' ? fault.afterBytes : undefined;
       if (outLimit === 0) {
@@ -410,6 +431,7 @@ export async function startFaultProxy(o: { target: string; port?: number }): Pro
           res.write(part, () => void flushed(client).then(() => cut('cut')));
           return;
         }
+        if (fault?.kind === 'flip-bit' && fault.in === 'response') chunk = flipped(chunk, rec.bytesOut, fault.at);
         rec.bytesOut += chunk.length;
         if (!res.write(chunk)) {
           answer.pause();

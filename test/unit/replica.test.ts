@@ -349,7 +349,7 @@ describe('check()', () => {
     const lacking = await d.replicas.check('photos', 'https://app.example');
     expect(lacking.ok).toBe(false);
     expect(lacking.problems.join('\n')).toMatch(/does not allow the methods POST, DELETE, HEAD/);
-    expect(lacking.problems.join('\n')).toMatch(/does not allow the request headers content-type, if-match, if-none-match/);
+    expect(lacking.problems.join('\n')).toMatch(/does not allow the request headers content-type, content-md5, if-match, if-none-match/);
     expect(lacking.problems.join('\n')).toMatch(/does not expose ETag, x-amz-version-id/);
     expect((await d.replicas.check('photos', 'https://other.example')).problems).toEqual(['The remote bucket\'s CORS configuration allows no rule for https://other.example: add one with AllowedOrigin https://other.example.']);
     // Node has no origin: the rules are no concern there.
