@@ -202,6 +202,8 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
       log(formatLogLine(entry));
       // A write that landed in a replicated bucket: a sync soon.
       if (entry.bucket && entry.status < 300 && entry.method !== 'GET' && entry.method !== 'HEAD') replicas.nudge(entry.bucket);
+      // A read answered: the cache mode keeps what was read last longest.
+      else if (entry.bucket && entry.status < 300 && entry.method === 'GET' && entry.key) replicas.read(entry.bucket, entry.key);
     },
     onInternalError: report,
     fetchMissing: fetchMissingVia(replicas),

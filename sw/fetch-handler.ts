@@ -178,6 +178,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
           onLog: (entry) => {
             // A write that landed in a replicated bucket: a sync soon.
             if (entry.bucket && entry.status < 300 && entry.method !== 'GET' && entry.method !== 'HEAD') r.nudge(entry.bucket);
+            // A read answered: the cache mode keeps what was read last longest.
+            else if (entry.bucket && entry.status < 300 && entry.method === 'GET' && entry.key) r.read(entry.bucket, entry.key);
             return log?.write(entry);
           },
         });

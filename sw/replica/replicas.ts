@@ -45,6 +45,13 @@ export interface ReplicaConfig {
    * ms; default 30,000, and one second more for every 64 KiB of a body sent or received.
    */
   timeoutMs?: number;
+  /**
+   * The cache mode's budget: the most bytes of fetched objects the bucket keeps. Beyond it, copies
+   * of the remote's objects (synced, not changed here) are let go, those read or fetched longest
+   * ago first: still listed, fetched again on their next read. Objects changed here and not yet
+   * pushed are never let go. Default: no limit.
+   */
+  cacheBytes?: number;
 }
 
 /**
@@ -160,6 +167,8 @@ export interface Replicas {
   check(bucket: string, origin?: string): Promise<CheckResult>;
   /** A local write to `bucket`: a round soon. */
   nudge(bucket: string): void;
+  /** A read of `key` answered from `bucket` (the service tells each GET): the cache mode keeps what was read last longest. */
+  read(bucket: string, key: string): void;
   on(listener: (e: ReplicaEvent) => void): () => void;
   /** Starts the replicas kept in the store (and their timers). */
   start(): Promise<void>;
@@ -189,6 +198,10 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     /** An announcement of writes to come (nudge). */
     nudged?: ReturnType<typeof setTimeout>;
     running?: Promise<RoundResult>;
+    /** The cache mode: when this runtime last read or fetched each key (before that, the time of its sync counts). */
+    used?: Map<string, number>;
+    /** The cache mode's trim under way (one at a time). */
+    trimming?: Promise<void>;
     failures: number;
     state: ReplicaState;
   }>();
@@ -304,6 +317,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       }
       try {
         const result = await lock(`swbucket-replica:${bucket}`, () => rounds(bucket, allowDeletes));
+        // What the round fetched counts against the cache's budget.
+        await trim((await kept(bucket)) ?? k).catch(() => {});
         l.failures = 0;
         l.state = 'idle';
         await keep({ ...(await kept(bucket) ?? k), lastSync: now(), error: undefined, stopped: undefined } as Kept);
@@ -350,6 +365,43 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     return total;
   }
 
+  /**
+   * The cache mode's budget kept (cacheBytes): fetched copies let go, those read or fetched longest
+   * ago first, until what the bucket holds fetched fits; never `spare` (the key a read is fetching).
+   */
+  function trim(k: Kept, spare?: string): Promise<void> {
+    const budget = k.config.cacheBytes;
+    if (k.config.mode !== 'cache' || budget === undefined) return Promise.resolve();
+    const l = liveOf(k.bucket);
+    const run = (l.trimming ?? Promise.resolve()).then(async () => {
+      const ref = await store.getBucket(k.bucket);
+      const view = ref ? await store.replica.view(ref) : 'noSuchBucket';
+      if (!ref || view === 'noSuchBucket') return;
+      let held = 0;
+      const copies: { key: string; etag: string; size: number; at: number }[] = [];
+      for (const [key, object] of view.objects) {
+        if (object.notFetched) continue;
+        held += object.size;
+        const synced = view.synced.get(key);
+        // Only a copy of what the remote holds: a change not pushed yet exists nowhere else.
+        if (key === spare || !synced || view.outbox.has(key) || synced.localEtag !== object.etag) continue;
+        copies.push({ key, etag: object.etag, size: object.size, at: l.used?.get(key) ?? synced.syncedAt });
+      }
+      if (held <= budget) return;
+      copies.sort((a, b) => a.at - b.at);
+      const chosen: typeof copies = [];
+      for (const c of copies) {
+        if (held <= budget) break;
+        chosen.push(c);
+        held -= c.size;
+      }
+      const gone = await store.replica.evict(ref, chosen.map(({ key, etag }) => ({ key, etag })));
+      if (gone !== 'noSuchBucket') for (const key of gone) l.used?.delete(key);
+    });
+    l.trimming = run.catch(() => {});
+    return run;
+  }
+
   const remoteOf = (k: Kept): Remote => createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {});
 
   async function roundOf(k: Kept, allowDeletes: boolean): Promise<RoundResult> {
@@ -394,6 +446,9 @@ export function createReplicas(o: ReplicasOptions): Replicas {
   return {
     async add(config) {
       if (!isValidBucketName(config.bucket)) throw new TypeError(`The replica's bucket: ${bucketNameProblem(config.bucket)}`);
+      if (config.cacheBytes !== undefined && (config.mode !== 'cache' || !(Number.isFinite(config.cacheBytes) && config.cacheBytes >= 0))) {
+        throw new TypeError(`The replica's cacheBytes (${String(config.cacheBytes)}) is a number of bytes, 0 or more, for mode 'cache' only.`);
+      }
       if (!(await store.getBucket(config.bucket))) {
         const made = await store.createBucket({ name: config.bucket, owner: ROOT_CREDENTIALS.accessKeyId, acl: 'private', created: now(), nextVersionId: 1 });
         if (made === 'noSuchOwner') throw new Error(`The bucket ${config.bucket} cannot be created: the root account is gone.`);
@@ -401,6 +456,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       const ref = await refOf(config.bucket);
       const l = liveOf(config.bucket);
       if (config.getCredentials) l.getCredentials = config.getCredentials;
+      if (config.mode === 'cache' && config.cacheBytes !== undefined) l.used ??= new Map();
+      else delete l.used;
       if (typeof config.policy === 'function') l.policy = config.policy;
       const { getCredentials: _fn, policy, policyInPage, ...rest } = config;
       const before = await kept(config.bucket);
@@ -474,6 +531,10 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       const k = await kept(bucket);
       if (!k) throw new Error(`${bucket} has no replica to fetch ${key} from.`);
       await fetchListed(store, await refOf(bucket), remoteOf(k), key, now);
+      if (k.config.cacheBytes === undefined) return;
+      (liveOf(bucket).used ??= new Map()).set(key, now());
+      // In the background: the request that asked for it reads it next, and must find it.
+      void trim(k, key).catch(() => {});
     },
     async pending(bucket) {
       const view = await store.replica.view(await refOf(bucket));
@@ -497,13 +558,19 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       (l.nudged as { unref?: () => void }).unref?.();
       if (!l.running) schedule(bucket, 500);
     },
+    read(bucket, key) {
+      live.get(bucket)?.used?.set(key, now());
+    },
     on(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async start() {
       started = true;
-      for (const r of await store.replica.records()) schedule(r.bucket, 0);
+      for (const r of (await store.replica.records()) as unknown as Kept[]) {
+        if (r.config.mode === 'cache' && r.config.cacheBytes !== undefined) liveOf(r.bucket).used ??= new Map();
+        schedule(r.bucket, 0);
+      }
     },
     stop() {
       started = false;

@@ -406,6 +406,8 @@ export interface ReplicaLedger {
     bucket: BucketRef,
     pulls: { key: string; seen: SeenState; incoming: { object: Omit<ObjectRecord, 'bucket' | 'chunks' | 'versionId'>; body: Stored | null } | null; sync: Omit<SyncRecord, 'bucket' | 'key'> | null }[],
   ): Promise<(ObjectRecord | 'deleted' | 'changed' | QuotaRefusal)[] | NoSuchBucket>;
+  /** Fetched copies let go (the cache mode): each key still at `etag` with no change waiting becomes listed-only again; the keys let go. */
+  evict(bucket: BucketRef, keys: { key: string; etag: string }[]): Promise<string[] | NoSuchBucket>;
   /** Both changed: the local version moves to `conflict.keptAt` (pushed as its own key), the remote's takes the key, the conflict is recorded. */
   keepBoth(
     bucket: BucketRef, key: string, seen: SeenState,

@@ -87,7 +87,11 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     const { engine } = await openTestEngine('memory');
     const store = openStore(refusePut ? faultyEngine(engine, { refusePut }) : engine);
     const replicas = createReplicas({ store });
-    const handle = createHandler({ store, fetchMissing: fetchMissingVia(replicas) });
+    const handle = createHandler({
+      store, fetchMissing: fetchMissingVia(replicas),
+      // As the worker and the server tell their replicas of each read (the cache mode's recency).
+      onLog: (e) => void (e.method === 'GET' && e.status < 300 && e.key && replicas.read(e.bucket, e.key)),
+    });
     await replicas.add({ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials }, ...o });
     const call = async (method: string, key: string, body?: Uint8Array, headers: Record<string, string> = {}) => {
       const res = await handle(await s3(method, `http://photos.s3.localhost/${encodeS3Key(key)}`, body === undefined ? undefined : new Uint8Array(body), { headers }));
@@ -505,6 +509,51 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     // The answer is both rounds' work: the one it waited for, and its own.
     expect(later.pushed.sort()).toEqual(['late.txt', 'second.txt']);
     expect(await d.status()).toMatchObject({ pending: 0 });
+  });
+
+  it('the cache mode keeps at most cacheBytes fetched: what was read or fetched longest ago is let go (still listed, fetched again when read); a change not pushed is never let go', async () => {
+    const Bucket = await remoteBucket();
+    const bodies: Record<string, Buffer> = {};
+    for (const Key of ['a.bin', 'b.bin', 'c.bin', 'd.bin']) {
+      bodies[Key] = randomBytes(100_000);
+      await sdk.send(new PutObjectCommand({ Bucket, Key, Body: bodies[Key] }));
+    }
+    const d = await device(Bucket, { mode: 'cache', cacheBytes: 250_000 });
+    await expect(d.replicas.add({ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials }, cacheBytes: 1 }))
+      .rejects.toThrow(/cacheBytes \(1\) is a number of bytes, 0 or more, for mode 'cache' only/);
+    await d.sync();
+    const fetched = async () => (await contents(d.store)).objects.filter((o) => !o.notFetched).map((o) => o.key).sort();
+    const readWhole = async (key: string) => expect(md5((await d.read(key))!), key).toBe(md5(bodies[key]!));
+    await readWhole('a.bin');
+    await readWhole('b.bin');
+    await readWhole('a.bin'); // read again: b is now the one read longest ago
+    expect(await fetched()).toEqual(['a.bin', 'b.bin']);
+    await readWhole('c.bin'); // 300,000 bytes fetched: b goes
+    await expect.poll(fetched).toEqual(['a.bin', 'c.bin']);
+    expect(landed({ method: 'GET', key: 'a.bin' })).toHaveLength(1);
+    // A write here, not pushed yet, counts and stays; the copies go around it.
+    const mine = randomBytes(200_000);
+    await d.put('mine.bin', mine);
+    await readWhole('d.bin');
+    await expect.poll(fetched).toEqual(['d.bin', 'mine.bin']);
+    await proxy.down('refuse');
+    try {
+      expect((await d.call('GET', 'b.bin')).status, 'let go, and the remote down').toBe(503);
+      await readWhole('d.bin');
+      expect(md5((await d.read('mine.bin'))!)).toBe(md5(mine));
+    } finally {
+      await proxy.up();
+    }
+    // Let go is no change: still listed, fetched again whole; the round pushes only the write.
+    expect(await d.keys()).toEqual(['a.bin', 'b.bin', 'c.bin', 'd.bin', 'mine.bin']);
+    await readWhole('b.bin');
+    expect(landed({ method: 'GET', key: 'b.bin' })).toHaveLength(2);
+    const round = await d.sync();
+    expect([round.pushed, round.pulled, round.deletedLocal, round.deletedRemote]).toEqual([['mine.bin'], [], [], []]);
+    // Pushed, the write is a copy of the remote's like the others: the round ends within the budget.
+    expect((await contents(d.store)).objects.filter((o) => !o.notFetched).reduce((n, o) => n + o.size, 0)).toBeLessThanOrEqual(250_000);
+    expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    await sound(d.store);
   });
 
   it('the cache mode lists the remote without its bytes; the first read fetches an object and keeps it (read again with the remote down); one not fetched is a 503 then; copies and writes go out as in two-way', async () => {

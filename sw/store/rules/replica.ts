@@ -8,6 +8,7 @@ import { all, get, getRead, range, rangeRead, type Read } from '../engine/types.
 import { BUCKETS, CONFLICTS, OBJECTS, OUTBOX, REPLICAS, SYNCED } from '../schema.ts';
 import type { BucketRecord, ConflictRecord, ObjectRecord, OutboxEntry, QuotaRefusal, SyncRecord } from '../types.ts';
 import { deleteOne, makeCurrent, move, type ObjectStep } from './objects.ts';
+import { dropBodies, idsOf } from './bodies.ts';
 
 /** The user metadata (`x-amz-meta-swbucket-conflict-of`) a conflict copy carries: the key it is a version of. */
 export const CONFLICT_META = 'swbucket-conflict-of';
@@ -117,6 +118,25 @@ export function* pulledMany(s: ObjectStep, bucket: BucketRecord, pulls: Pull[], 
     if (current.versioning === 'Enabled') current = (yield* get(BUCKETS, [bucket.name])) ?? current;
   }
   return out;
+}
+
+/**
+ * Fetched copies let go (the cache mode's budget): each key still holding the object of `etag`,
+ * with no local change waiting, becomes listed-only again. Its record stays (size, ETag, headers:
+ * a HEAD or a listing answers as before; the bucket's usage counts listed objects at their size
+ * already), and so does its sync state; its bytes go, and its next read fetches them again.
+ */
+export function* evicted(s: ObjectStep, bucket: BucketRecord, keys: { key: string; etag: string }[]): Generator<Read, string[], unknown> {
+  const found = yield* all(...keys.flatMap(({ key }) => [getRead(OBJECTS, [bucket.name, key]), getRead(OUTBOX, [bucket.name, key])]));
+  const gone: string[] = [];
+  for (const [i, { key, etag }] of keys.entries()) {
+    const object = found[2 * i] as ObjectRecord | undefined;
+    if (!object || object.notFetched || object.etag !== etag || found[2 * i + 1] !== undefined) continue;
+    yield* dropBodies(s.w, idsOf(object), s.pieces);
+    s.w.put(OBJECTS, { ...object, chunks: [], notFetched: true });
+    gone.push(key);
+  }
+  return gone;
 }
 
 /** A pull applied to its key, whose object and outbox entry are `object` and `entry`, by a step of the remote's (`fromRemote`). */

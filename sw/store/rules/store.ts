@@ -28,7 +28,7 @@ import { dropSome, hold, nextHolder } from './holds.ts';
 import { abort, complete, listParts, listUploads, putPart, start } from './multipart.ts';
 import { usageOf } from './usage.ts';
 import { listObjects, listVersions } from './walks.ts';
-import { bind, keepBoth, localWins, pendingOf, pulledMany, pushed, view } from './replica.ts';
+import { bind, evicted, keepBoth, localWins, pendingOf, pulledMany, pushed, view } from './replica.ts';
 
 export interface StoreOptions {
   sizes?: Partial<BodySizes>;
@@ -390,6 +390,7 @@ export function openStore(engine: Engine, options: StoreOptions = {}): Store & {
         return made === 'noSuchBucket' ? made : made[0]!;
       },
       pulledMany: (ref, pulls) => pullMany(ref, pulls),
+      evict: (ref, keys) => engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, (s, bucket) => evicted(s, bucket, keys))),
       async keepBoth(ref, key, seen, incoming, sync, conflict) {
         const prepared = incoming?.body ? await withBody(incoming.body) : undefined;
         return engine.write(SYNC_WRITE_TABLES, inBucket(ref, false, function* (s, bucket) {
