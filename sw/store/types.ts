@@ -152,6 +152,8 @@ export interface ObjectRecord extends ObjectHeaders {
    * chunks; size, ETag and date are the remote's. Reading its body throws NotFetchedError.
    */
   notFetched?: true;
+  /** A fetched object whose bytes the cache mode let go (cacheBytes): its headers are its own, so a HEAD answers without fetching. */
+  headersKept?: true;
 }
 
 export interface ObjectPart {

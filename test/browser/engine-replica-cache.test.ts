@@ -87,6 +87,8 @@ describe(`a replica in the cache mode in ${service.name}`, () => {
     await remote.stop();
     try {
       expect(await read('two.txt', 'budget'), 'read longest ago: let go').toMatchObject({ status: 503, code: 'ServiceUnavailable' });
+      // Its headers were kept: a HEAD answers without the remote.
+      expect(await service.page.evaluate(async () => (await (window as unknown as { swbucket: SwGlobal }).swbucket.client.headObject('budget', 'two.txt')).size)).toBe(SIZE);
       for (const key of ['one', 'three']) expect(await read(`${key}.txt`, 'budget'), key).toMatchObject({ status: 200, text: key.padEnd(SIZE, '.') });
     } finally {
       remote = await serve(['--dialect', 's3', '--data', remoteData], remote.port);

@@ -539,6 +539,9 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     await proxy.down('refuse');
     try {
       expect((await d.call('GET', 'b.bin')).status, 'let go, and the remote down').toBe(503);
+      // Its headers were kept: a HEAD needs no fetch.
+      const head = await d.call('HEAD', 'b.bin');
+      expect([head.status, head.headers.get('content-length'), head.headers.get('etag')]).toEqual([200, '100000', `"${md5(bodies['b.bin']!)}"`]);
       await readWhole('d.bin');
       expect(md5((await d.read('mine.bin'))!)).toBe(md5(mine));
     } finally {

@@ -295,8 +295,9 @@ export async function headObject(ctx: Context): Promise<Response> {
     ? nullVersion(inBucket(await ctx.store.headObject(bucket, ctx.key)))
     : inBucket(await ctx.store.headObject(bucket, ctx.key, versionId)))
     ?? fail(versionId === undefined ? 'NoSuchKey' : 'NoSuchVersion');
-  // Listed from a replica's remote only: its headers come with its bytes (the handler fetches them).
-  if (object.notFetched) throw new NotFetchedError(bucket.name, ctx.key);
+  // Listed from a replica's remote only: its headers come with its bytes (the handler fetches
+  // them), unless it was fetched before and its bytes let go since.
+  if (object.notFetched && !object.headersKept) throw new NotFetchedError(bucket.name, ctx.key);
   const unchanged = conditional(ctx, object);
   if (unchanged) return unchanged;
   const headers = objectResponseHeaders(ctx, object, null);

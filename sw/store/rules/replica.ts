@@ -133,7 +133,7 @@ export function* evicted(s: ObjectStep, bucket: BucketRecord, keys: { key: strin
     const object = found[2 * i] as ObjectRecord | undefined;
     if (!object || object.notFetched || object.etag !== etag || found[2 * i + 1] !== undefined) continue;
     yield* dropBodies(s.w, idsOf(object), s.pieces);
-    s.w.put(OBJECTS, { ...object, chunks: [], notFetched: true });
+    s.w.put(OBJECTS, { ...object, chunks: [], notFetched: true, headersKept: true });
     gone.push(key);
   }
   return gone;
