@@ -37,7 +37,7 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { launchEngine, type Engine, type EnginePage, type EngineName } from './support/engines.ts';
 import { serve } from '../support/serve.ts';
 import { startFaultProxy, type Recorded } from '../support/fault-proxy.ts';
@@ -879,6 +879,60 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
       expect(await page.evaluate(() => (window as unknown as Page).asked)).toBeGreaterThan(asked!);
       const keys = ((await sdk.send(new ListObjectsV2Command({ Bucket: 'creds' }))).Contents ?? []).map((c) => c.Key).sort();
       expect(keys).toEqual(['after.txt', 'before.txt']);
+    } finally {
+      sdk.destroy();
+      await remote.stop();
+    }
+  });
+
+  it('a policy function in the page decides in the next worker too: the worker stopped, the new one asks the open pages, and the page holding it decides', { timeout: 90_000 }, async () => {
+    const remote = await serve(['--dialect', 's3']);
+    const sdk = new S3Client({ endpoint: remote.url, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+    type Page = {
+      swbucket: {
+        replicas: { add(c: unknown): Promise<void>; pause(b: string): Promise<void>; resume(b: string): Promise<void>; syncNow(o: { bucket: string }): Promise<{ conflicts: unknown[]; undecided?: string[] }[]> };
+        client: { putObject(b: string, k: string, body: string): Promise<unknown> };
+      };
+      asked?: string[];
+    };
+    try {
+      await sdk.send(new CreateBucketCommand({ Bucket: 'decided' }));
+      const call = (op: 'bind' | 'pause' | 'resume' | 'put' | 'sync', arg = '') => page.evaluate(async (a: { op: string; arg: string }) => {
+        const w = window as unknown as Page;
+        const r = w.swbucket.replicas;
+        if (a.op === 'bind') {
+          w.asked = [];
+          await r.add({
+            bucket: 'decided', remote: { endpoint: a.arg, region: 'us-east-1', bucket: 'decided', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+            policy: (c: { key: string }) => (w.asked!.push(c.key), 'local'),
+          });
+        } else if (a.op === 'pause') await r.pause('decided');
+        else if (a.op === 'resume') await r.resume('decided');
+        else if (a.op === 'put') await w.swbucket.client.putObject('decided', 'note.txt', a.arg);
+        else {
+          try {
+            const rounds = await r.syncNow({ bucket: 'decided' });
+            return { conflicts: rounds.flatMap((x) => x.conflicts).length, undecided: rounds.flatMap((x) => x.undecided ?? []) };
+          } catch (e) {
+            return { error: String(e) };
+          }
+        }
+        return null;
+      }, { op, arg });
+      const remoteNote = async () => String(await (await sdk.send(new GetObjectCommand({ Bucket: 'decided', Key: 'note.txt' }))).Body!.transformToString());
+      await call('bind', remote.url);
+      await call('put', 'first');
+      expect(await call('sync')).toMatchObject({ undecided: [] });
+      expect(await remoteNote()).toBe('first');
+      // Changed on both sides, then the worker stopped: the next one has no record of which page holds the function.
+      await call('pause');
+      await call('put', 'mine');
+      await sdk.send(new PutObjectCommand({ Bucket: 'decided', Key: 'note.txt', Body: 'theirs' }));
+      await lab.stop(page);
+      await call('resume');
+      expect(await call('sync')).toEqual({ conflicts: 1, undecided: [] });
+      expect(await page.evaluate(() => (window as unknown as Page).asked)).toEqual(['note.txt']);
+      expect(await remoteNote()).toBe('mine');
     } finally {
       sdk.destroy();
       await remote.stop();
