@@ -11,7 +11,7 @@ import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { sweepHeld } from '../sw/store/holders.ts';
 import { DEFAULT_ENDPOINTS, type DialectName, type Endpoints } from '../protocol/instance.ts';
-import { createReplicas, fetchMissingVia, type ReplicaConfig, type Replicas } from '../sw/replica/replicas.ts';
+import { createReplicas, fetchMissingVia, readMissingRangeVia, type ReplicaConfig, type Replicas } from '../sw/replica/replicas.ts';
 
 /** Options of {@link startServer} (and of `swbucket serve`). */
 export interface ServerOptions {
@@ -206,7 +206,7 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
       else if (entry.bucket && entry.status < 300 && entry.method === 'GET' && entry.key) replicas.read(entry.bucket, entry.key);
     },
     onInternalError: report,
-    fetchMissing: fetchMissingVia(replicas),
+    fetchMissing: fetchMissingVia(replicas), readMissingRange: readMissingRangeVia(replicas),
   });
   const host = o.host ?? '127.0.0.1';
 

@@ -2,7 +2,7 @@
 import { withNamespace, xmlResponse } from './xml.ts';
 import type { Dialect } from './dialect.ts';
 import type { Payload } from './payload.ts';
-import type { Account, Store } from '../store/types.ts';
+import type { Account, ObjectHeaders, Store } from '../store/types.ts';
 
 export interface Context {
   req: Request;
@@ -25,7 +25,17 @@ export interface Context {
   contentLength: 'header' | 'body';
   /** Request body bytes read, for the log. */
   bytesIn: number;
+  /** A range of an object the cache mode only lists, read from its remote (HandlerOptions.readMissingRange). */
+  readMissingRange?: ReadMissingRange;
 }
+
+/**
+ * Bytes `start`–`end` of `key`, an object a replica in the `cache` mode only lists, read from its
+ * remote while it is still `etag` there, with the object's headers; undefined when the remote
+ * holds another object now (the whole is then fetched, as for any read).
+ */
+export type ReadMissingRange = (bucket: string, key: string, range: { start: number; end: number }, etag: string)
+  => Promise<{ headers: ObjectHeaders; body: ReadableStream<Uint8Array> } | undefined>;
 
 export type Operation = (ctx: Context) => Promise<Response>;
 

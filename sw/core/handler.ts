@@ -8,7 +8,7 @@ import { httpDate } from './http.ts';
 import { findRoute } from './routes.ts';
 import { DEFAULT_ENDPOINTS, DIALECTS, signatureDialect, type Dialect, type DialectName, type Endpoints } from './dialect.ts';
 import { applyCors, corsPreflight, guardedHeaders } from './cors.ts';
-import type { Context } from './context.ts';
+import type { Context, ReadMissingRange } from './context.ts';
 import type { CorsRule, Store } from '../store/types.ts';
 import { NotFetchedError } from '../store/errors.ts';
 import { redactEntry } from './redact.ts';
@@ -75,6 +75,11 @@ export interface HandlerOptions {
    * (ServiceUnavailable) when the remote cannot give them.
    */
   fetchMissing?: (bucket: string, key: string) => Promise<void>;
+  /**
+   * A range of a large object a `cache`-mode replica only lists, read from the remote, so that a
+   * player or a ranged download starts without waiting for the whole (fetched meanwhile).
+   */
+  readMissingRange?: ReadMissingRange;
 }
 
 /** How many objects a request may fetch on the way (a GET one; an export of a cache bucket could need many). */
@@ -276,6 +281,7 @@ export function createHandler(options: HandlerOptions): Handle {
           req, query: url.searchParams, bucket: target.bucket, key: target.key, caller,
           store: options.store, now, endpoint: endpoints[dialect.name], dialect, contentLength: options.contentLength ?? 'header',
           bytesIn: 0, ...(payload ? { payload } : {}), ...(bodyRead ? { bodyRead } : {}),
+          ...(options.readMissingRange ? { readMissingRange: options.readMissingRange } : {}),
         };
         res = await runFetching(route.op, ctx);
       }

@@ -85,6 +85,11 @@ export interface Remote {
    */
   get(key: string, versionId?: string): Promise<{ entry: RemoteEntry; headers: ObjectHeaders; body: Bytes; md5: string } | undefined>;
   /**
+   * Bytes `start`–`end` of the object while it is `etag`, streamed as they arrive, with its
+   * headers; undefined when the remote holds another object there, or none, or sends the whole.
+   */
+  getRange(key: string, start: number, end: number, etag: string): Promise<{ headers: ObjectHeaders; body: ReadableStream<Uint8Array> } | undefined>;
+  /**
    * Writes the object when `condition` holds on the remote: `{ ifNoneMatch: true }` only where the
    * key holds nothing, `{ ifMatch: etag }` only over that object. 'preconditionFailed' when the
    * remote refused it for that. `md5`, the bytes' MD5 (hex) where known, goes as Content-MD5: the
@@ -264,8 +269,9 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
   async function send(method: string, url: URL, o: { headers?: Record<string, string>; body?: Blob | Uint8Array; unsigned?: boolean; accept?: number[]; what: string }): Promise<Response> {
     const c = await credentials();
     const headers = new Headers(o.headers);
-    if ((method === 'GET' || method === 'HEAD') && !o.headers) {
-      // Signed in its URL, a GET or HEAD is a "simple" request: no CORS preflight for each new key.
+    if ((method === 'GET' || method === 'HEAD') && Object.keys(o.headers ?? {}).every((h) => h === 'range')) {
+      // Signed in its URL, a GET or HEAD is a "simple" request: no CORS preflight for each new key
+      // (a Range of one span is a safelisted header; it is not signed, as S3 allows).
       url = new URL(url);
       await presignRequestV4({ method, url, accessKeyId: c.accessKeyId, secret: c.secretAccessKey, region: where.region, expiresSeconds: PRESIGNED_SECONDS, ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}) });
     } else {
@@ -392,6 +398,16 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
       if (!got) return undefined;
       const { res, body, md5 } = got;
       return { entry: { ...entryFromHeaders(key, res.headers), size: body instanceof Blob ? body.size : body.byteLength }, headers: headersOf(res.headers), body, md5 };
+    },
+    async getRange(key, start, end, etag) {
+      const res = await send('GET', urlOf(key), { headers: { range: `bytes=${start}-${end}` }, accept: [404], what: `GET ${key} (bytes ${start}-${end})` });
+      // Read by whoever asked, at their pace (a player pauses): no stall timer once the headers are here.
+      answers.get(res)?.ended();
+      if (res.status !== 206 || !res.body || unquote(res.headers.get('etag')) !== etag) {
+        await res.body?.cancel().catch(() => {});
+        return undefined;
+      }
+      return { headers: headersOf(res.headers), body: res.body };
     },
     async put(key, body, headers, condition, md5) {
       const once = (digest: string | undefined) => send('PUT', urlOf(key), {

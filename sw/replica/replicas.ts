@@ -4,13 +4,14 @@
 // the service worker run it alike; what differs (a lock between tabs, where temporary credentials
 // come from) comes in as options. What a replica is and how it stands is kept in the store
 // (the `replicas` table), so a worker that starts with no page open knows its replicas.
-import type { BucketRef, ConflictRecord, Store } from '../store/types.ts';
+import type { BucketRef, ConflictRecord, ObjectHeaders, Store } from '../store/types.ts';
 import { ROOT_CREDENTIALS, expiringSoon } from '../../protocol/instance.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { checkRemote, type CheckResult } from './check.ts';
 import { fetchListed, probe, syncRound, SyncStopped, type ConflictCase, type Guarantees, type Mode, type Policy, type Resolution, type RoundResult, type UploadState } from './sync.ts';
 import { SvcError } from '../core/errors.ts';
+import type { ReadMissingRange } from '../core/context.ts';
 
 export type { Credentials, Guarantees, Mode, Policy, RemoteBucket };
 
@@ -165,6 +166,13 @@ export interface Replicas {
    * writes honoured, ETags shown, and for a page's `origin` the CORS rules a sync needs.
    */
   check(bucket: string, origin?: string): Promise<CheckResult>;
+  /**
+   * Bytes `start`–`end` of `key`, listed from the remote without them (the `cache` mode), read from
+   * the remote while it is still `etag` there; the whole is fetched meanwhile. Undefined when it
+   * cannot come that way (another object there now, the remote unreachable): the read then waits
+   * for the whole, as any other.
+   */
+  readRange(bucket: string, key: string, range: { start: number; end: number }, etag: string): Promise<{ headers: ObjectHeaders; body: ReadableStream<Uint8Array> } | undefined>;
   /** A local write to `bucket`: a round soon. */
   nudge(bucket: string): void;
   /** A read of `key` answered from `bucket` (the service tells each GET): the cache mode keeps what was read last longest. */
@@ -402,6 +410,26 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     return run;
   }
 
+  /** The fetches under way (cache mode), by bucket and key: reads of one object meeting share one. */
+  const fetching = new Map<string, Promise<void>>();
+  function fetchOnce(bucket: string, key: string): Promise<void> {
+    const id = `${bucket}\u0000${key}`;
+    let running = fetching.get(id);
+    if (!running) {
+      running = (async () => {
+        const k = await kept(bucket);
+        if (!k) throw new Error(`${bucket} has no replica to fetch ${key} from.`);
+        await fetchListed(store, await refOf(bucket), remoteOf(k), key, now);
+        if (k.config.cacheBytes === undefined) return;
+        (liveOf(bucket).used ??= new Map()).set(key, now());
+        // In the background: the request that asked for it reads it next, and must find it.
+        void trim(k, key).catch(() => {});
+      })().finally(() => fetching.delete(id));
+      fetching.set(id, running);
+    }
+    return running;
+  }
+
   const remoteOf = (k: Kept): Remote => createRemote(k.config.remote, () => credentials(k), k.config.timeoutMs !== undefined ? { timeoutMs: k.config.timeoutMs } : {});
 
   async function roundOf(k: Kept, allowDeletes: boolean): Promise<RoundResult> {
@@ -527,14 +555,16 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       await store.replica.dismissConflict(await refOf(bucket), id);
       await announce(bucket);
     },
-    async fetchObject(bucket, key) {
+    fetchObject: fetchOnce,
+    async readRange(bucket, key, range, etag) {
       const k = await kept(bucket);
-      if (!k) throw new Error(`${bucket} has no replica to fetch ${key} from.`);
-      await fetchListed(store, await refOf(bucket), remoteOf(k), key, now);
-      if (k.config.cacheBytes === undefined) return;
-      (liveOf(bucket).used ??= new Map()).set(key, now());
-      // In the background: the request that asked for it reads it next, and must find it.
-      void trim(k, key).catch(() => {});
+      if (k?.config.mode !== 'cache') return undefined;
+      void fetchOnce(bucket, key).catch(() => {});
+      try {
+        return await remoteOf(k).getRange(key, range.start, range.end, etag);
+      } catch {
+        return undefined;
+      }
     },
     async pending(bucket) {
       const view = await store.replica.view(await refOf(bucket));
@@ -587,6 +617,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
  * The handler's `fetchMissing` over `replicas`: a request that needs an object the cache mode only
  * lists waits for its bytes, or is answered 503 saying why they could not be fetched.
  */
+/** The handler's `readMissingRange` over `replicas` (a large object's range while the whole is fetched). */
+export function readMissingRangeVia(replicas: Replicas): ReadMissingRange {
+  return (bucket, key, range, etag) => replicas.readRange(bucket, key, range, etag);
+}
+
 export function fetchMissingVia(replicas: Replicas): (bucket: string, key: string) => Promise<void> {
   return async (bucket, key) => {
     try {

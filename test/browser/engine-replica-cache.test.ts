@@ -8,6 +8,7 @@ import { useServicePage } from './support/fixture.ts';
 import type { SwGlobal } from './support/engine-data-helpers.ts';
 import { serve, type Served } from '../support/serve.ts';
 import { tempDir } from '../support/stores.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
 
 const service = useServicePage();
 const ROOT = { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' };
@@ -73,6 +74,37 @@ describe(`a replica in the cache mode in ${service.name}`, () => {
       remote = await serve(['--dialect', 's3', '--data', remoteData], remote.port);
     }
     expect(await read('unread.txt')).toMatchObject({ status: 200, text: 'never read' });
+  });
+
+  it('answers a range of a large object not fetched yet from the remote at once, fetching the whole meanwhile; then reads it here, offline too', { timeout: 90_000 }, async () => {
+    const Bucket = `ranged-${service.name.replace(/[^a-z]/g, '')}-${process.pid}`;
+    await sdk.send(new CreateBucketCommand({ Bucket }));
+    const body = new Uint8Array(2 * 1024 * 1024 + 7).map((_, i) => (i * 31) % 251);
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'film.bin', Body: body, ContentType: 'video/mp4' }));
+    const proxy = await startFaultProxy({ target: remote.url });
+    try {
+      await service.page.evaluate(async (x: { url: string; Bucket: string }) => {
+        const sw = (window as unknown as { swbucket: SwGlobal }).swbucket;
+        await sw.replicas.add({ bucket: 'ranged', mode: 'cache', remote: { endpoint: x.url, region: 'us-east-1', bucket: x.Bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } } });
+        await sw.replicas.syncNow({ bucket: 'ranged' });
+      }, { url: proxy.url, Bucket });
+      // The whole object's GET held at the proxy: the range's answer must not wait for it.
+      const whole = (r: { method: string; key: string; headers: Record<string, string> }) => r.method === 'GET' && r.key === 'film.bin' && r.headers.range === undefined;
+      proxy.fault({ match: whole, delayMs: 2000 });
+      const readRange = (start: number, end: number) => service.page.evaluate(async (x: { start: number; end: number }) => {
+        const { response } = await (window as unknown as { swbucket: SwGlobal }).swbucket.client.getObject('ranged', 'film.bin', { range: { start: x.start, end: x.end } });
+        return { status: response.status, type: response.headers.get('content-type'), bytes: [...new Uint8Array(await response.arrayBuffer())] };
+      }, { start, end });
+      const expected = (start: number, end: number) => [...body.subarray(start, end + 1)];
+      expect(await readRange(1_500_000, 1_500_099)).toEqual({ status: 206, type: 'video/mp4', bytes: expected(1_500_000, 1_500_099) });
+      expect(proxy.requests({ method: 'GET', key: 'film.bin' }).filter(whole).filter((r) => r.outcome !== 'pending'), 'the whole had not come yet').toEqual([]);
+      await expect.poll(() => proxy.requests({ method: 'GET', key: 'film.bin' }).filter(whole).map((r) => r.outcome), { timeout: 20_000 }).toEqual(['answered']);
+      // Fetched whole: read here with the remote gone.
+      await proxy.down('refuse');
+      await expect.poll(async () => (await readRange(10, 19)).bytes, { timeout: 10_000 }).toEqual(expected(10, 19));
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('keeps at most cacheBytes fetched: the object read longest ago is let go, listed still, fetched again when read', { timeout: 90_000 }, async () => {

@@ -14,7 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsV2Command, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { createHandler } from '../../sw/core/handler.ts';
 import { createClient } from '../../src/client/index.ts';
-import { createReplicas, fetchMissingVia, type ReplicaConfig } from '../../sw/replica/replicas.ts';
+import { createReplicas, fetchMissingVia, readMissingRangeVia, type ReplicaConfig } from '../../sw/replica/replicas.ts';
 import { RemoteError } from '../../sw/replica/remote.ts';
 import { openTestEngine, SOUND, contents, integrity } from '../support/stores.ts';
 import { openStore } from '../../sw/store/rules/store.ts';
@@ -88,7 +88,7 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     const store = openStore(refusePut ? faultyEngine(engine, { refusePut }) : engine);
     const replicas = createReplicas({ store });
     const handle = createHandler({
-      store, fetchMissing: fetchMissingVia(replicas),
+      store, fetchMissing: fetchMissingVia(replicas), readMissingRange: readMissingRangeVia(replicas),
       // As the worker and the server tell their replicas of each read (the cache mode's recency).
       onLog: (e) => void (e.method === 'GET' && e.status < 300 && e.key && replicas.read(e.bucket, e.key)),
     });
@@ -556,6 +556,39 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     // Pushed, the write is a copy of the remote's like the others: the round ends within the budget.
     expect((await contents(d.store)).objects.filter((o) => !o.notFetched).reduce((n, o) => n + o.size, 0)).toBeLessThanOrEqual(250_000);
     expect(await d.status()).toMatchObject({ pending: 0, conflicts: 0 });
+    await sound(d.store);
+  });
+
+  it('the cache mode answers a range of a large object not fetched yet from the remote at once, and fetches the whole meanwhile; later ranges are read here', async () => {
+    const Bucket = await remoteBucket();
+    const body = randomBytes(3 * MiB + 5);
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'film.bin', Body: body, ContentType: 'video/mp4' }));
+    const d = await device(Bucket, { mode: 'cache' });
+    await d.sync();
+    // The whole object's GET held at the proxy: the range's answer cannot wait for it.
+    const whole = (r: { method: string; key: string; headers: Record<string, string> }) => r.method === 'GET' && r.key === 'film.bin' && r.headers.range === undefined;
+    const held = proxy.fault({ match: whole, delayMs: 2000 });
+    const part = await d.call('GET', 'film.bin', undefined, { range: 'bytes=2000000-2000099' });
+    expect([part.status, part.headers.get('content-range'), part.headers.get('content-type'), part.headers.get('etag')])
+      .toEqual([206, `bytes 2000000-2000099/${body.length}`, 'video/mp4', `"${md5(body)}"`]);
+    expect(md5(part.bytes)).toBe(md5(body.subarray(2000000, 2000100)));
+    expect(proxy.requests({ method: 'GET', key: 'film.bin' }).filter(whole).filter((r) => r.outcome !== 'pending'), 'the whole had not come yet').toEqual([]);
+    await expect.poll(() => held.hits(), { timeout: 10_000, message: 'the whole asked for' }).toBe(1);
+    // An open range (a player's first) too, and it reads to the end.
+    const rest = await d.call('GET', 'film.bin', undefined, { range: `bytes=${3 * MiB}-` });
+    expect([rest.status, rest.bytes.length]).toEqual([206, 5]);
+    await expect.poll(async () => (await contents(d.store)).objects.find((o) => o.key === 'film.bin')?.notFetched ?? false, { timeout: 10_000 }).toBe(false);
+    const before = proxy.requests().length;
+    const again = await d.call('GET', 'film.bin', undefined, { range: 'bytes=0-9' });
+    expect([again.status, md5(again.bytes)]).toEqual([206, md5(body.subarray(0, 10))]);
+    expect(proxy.requests().length, 'read here').toBe(before);
+    expect(landed({ method: 'GET', key: 'film.bin' }).filter(whole), 'the whole fetched once').toHaveLength(1);
+    // A small object's range waits for its whole (one request either way).
+    await sdk.send(new PutObjectCommand({ Bucket, Key: 'small.txt', Body: 'a small text' }));
+    await d.sync();
+    const small = await d.call('GET', 'small.txt', undefined, { range: 'bytes=2-6' });
+    expect([small.status, String(small.bytes)]).toEqual([206, 'small']);
+    expect(proxy.requests({ method: 'GET', key: 'small.txt' }).map((r) => r.headers.range)).toEqual([undefined]);
     await sound(d.store);
   });
 

@@ -255,14 +255,45 @@ function downloadName(ctx: Context): string | null {
   return name;
 }
 
+/** Objects over this size, listed only (cache mode), answer a range from their remote rather than wait to be fetched whole. */
+const RANGE_FROM_REMOTE_BYTES = 1024 * 1024;
+
+/**
+ * A range of the current object at `ctx.key` when the cache mode only lists it and it is large:
+ * read from the remote (the whole is fetched meanwhile); undefined to read it as any other.
+ */
+async function rangeFromRemote(ctx: Context, bucket: BucketRef, download: string | null): Promise<Response | undefined> {
+  const range = ctx.req.headers.get('range');
+  if (range === null || !ctx.readMissingRange) return undefined;
+  const listed = inBucket(await ctx.store.headObject(bucket, ctx.key));
+  if (!listed?.notFetched || listed.size <= RANGE_FROM_REMOTE_BYTES) return undefined;
+  const unchanged = conditional(ctx, listed);
+  if (unchanged) return unchanged;
+  const { start, end } = parseRange(range, listed.size);
+  const got = await ctx.readMissingRange(bucket.name, ctx.key, { start, end }, listed.etag);
+  if (!got) return undefined;
+  const headers = objectResponseHeaders(ctx, { ...listed, ...got.headers }, download);
+  headers.set('content-range', `bytes ${start}-${end}/${listed.size}`);
+  headers.set('content-length', String(end - start + 1));
+  return new Response(got.body, { status: 206, headers });
+}
+
 export async function getObject(ctx: Context): Promise<Response> {
   const bucket = await readableBucket(ctx);
   const versionId = versionIdOf(ctx);
   const partNumber = partNumberOf(ctx);
   const download = downloadName(ctx);
-  const found = versionId === 'null'
-    ? nullVersion(inBucket(await ctx.store.getObject(bucket, ctx.key)))
-    : inBucket(await ctx.store.getObject(bucket, ctx.key, versionId));
+  let found;
+  try {
+    found = versionId === 'null'
+      ? nullVersion(inBucket(await ctx.store.getObject(bucket, ctx.key)))
+      : inBucket(await ctx.store.getObject(bucket, ctx.key, versionId));
+  } catch (e) {
+    // Listed only (the handler fetches it and asks again), unless a range of it can come from the remote.
+    const fromRemote = e instanceof NotFetchedError && versionId === undefined && partNumber === undefined ? await rangeFromRemote(ctx, bucket, download) : undefined;
+    if (fromRemote) return fromRemote;
+    throw e;
+  }
   if (!found && versionId !== undefined) return fail('NoSuchVersion');
   if (!found) {
     const fallback = ctx.dialect.name === 's3' ? null : ctx.query.get('ifNotFound');
