@@ -555,7 +555,16 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       await store.replica.dismissConflict(await refOf(bucket), id);
       await announce(bucket);
     },
-    fetchObject: fetchOnce,
+    async fetchObject(bucket, key) {
+      const joined = fetching.has(`${bucket}\u0000${key}`);
+      try {
+        await fetchOnce(bucket, key);
+      } catch (e) {
+        // A fetch begun before this read (in the background) that failed: this read's own try is next.
+        if (!joined) throw e;
+        await fetchOnce(bucket, key);
+      }
+    },
     async readRange(bucket, key, range, etag) {
       const k = await kept(bucket);
       if (k?.config.mode !== 'cache') return undefined;

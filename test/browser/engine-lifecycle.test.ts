@@ -893,7 +893,7 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
         replicas: { add(c: unknown): Promise<void>; pause(b: string): Promise<void>; resume(b: string): Promise<void>; syncNow(o: { bucket: string }): Promise<{ conflicts: unknown[]; undecided?: string[] }[]> };
         client: { putObject(b: string, k: string, body: string): Promise<unknown> };
       };
-      asked?: string[];
+      decisions?: string[];
     };
     try {
       await sdk.send(new CreateBucketCommand({ Bucket: 'decided' }));
@@ -901,10 +901,10 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
         const w = window as unknown as Page;
         const r = w.swbucket.replicas;
         if (a.op === 'bind') {
-          w.asked = [];
+          w.decisions = [];
           await r.add({
             bucket: 'decided', remote: { endpoint: a.arg, region: 'us-east-1', bucket: 'decided', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
-            policy: (c: { key: string }) => (w.asked!.push(c.key), 'local'),
+            policy: (c: { key: string }) => (w.decisions!.push(c.key), 'local'),
           });
         } else if (a.op === 'pause') await r.pause('decided');
         else if (a.op === 'resume') await r.resume('decided');
@@ -931,7 +931,7 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
       await lab.stop(page);
       await call('resume');
       expect(await call('sync')).toEqual({ conflicts: 1, undecided: [] });
-      expect(await page.evaluate(() => (window as unknown as Page).asked)).toEqual(['note.txt']);
+      expect(await page.evaluate(() => (window as unknown as Page).decisions)).toEqual(['note.txt']);
       expect(await remoteNote()).toBe('mine');
     } finally {
       sdk.destroy();
