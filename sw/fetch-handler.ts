@@ -324,6 +324,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
           return answer({ ok: true });
         case 'pending':
           return answer(await r.pending(String(q.bucket)));
+        case 'remoteOnly':
+          return answer(await r.remoteOnly(String(q.bucket)));
         case 'check':
           return answer(await r.check(String(q.bucket), q.origin));
         default:

@@ -48,6 +48,11 @@ export interface ServiceReplicas {
   /** The keys of `bucket` changed here and not yet pushed. */
   pending(bucket: string): Promise<string[]>;
   /**
+   * The keys of `bucket` listed from its remote whose bytes are not kept here (the `cache` mode:
+   * never read yet, or let go under `cacheBytes`): reading one needs the remote.
+   */
+  remoteOnly(bucket: string): Promise<string[]>;
+  /**
    * What `bucket`'s remote lacks for the sync to work from this page: reachable with its
    * credentials, conditional writes honoured, ETags shown, the CORS rules this origin needs.
    */
@@ -151,6 +156,7 @@ export function serviceReplicas(scope: string, name: string): ServiceReplicas & 
     conflicts: (bucket) => ask({ op: 'conflicts', bucket }),
     dismissConflict: async (bucket, id) => void (await ask({ op: 'dismiss', bucket, id })),
     pending: (bucket) => ask({ op: 'pending', bucket }),
+    remoteOnly: (bucket) => ask({ op: 'remoteOnly', bucket }),
     check: (bucket) => ask({ op: 'check', bucket, origin: location.origin }),
     on(listener) {
       const channel = new BroadcastChannel(instanceNames(name).replicaChannel);

@@ -156,6 +156,8 @@ export interface Replicas {
   dismissConflict(bucket: string, id: string): Promise<void>;
   /** The keys of `bucket` changed locally and not yet pushed. */
   pending(bucket: string): Promise<string[]>;
+  /** The keys of `bucket` listed from its remote whose bytes are not kept here (the `cache` mode): a read of one needs the remote. */
+  remoteOnly(bucket: string): Promise<string[]>;
   /**
    * Fetches the bytes of `key`, listed from the remote without them (the `cache` mode), into the
    * bucket. The service calls it when a request needs them; rejects when the remote cannot give them.
@@ -578,6 +580,10 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     async pending(bucket) {
       const view = await store.replica.view(await refOf(bucket));
       return view === 'noSuchBucket' ? [] : [...view.outbox.keys()];
+    },
+    async remoteOnly(bucket) {
+      const view = await store.replica.view(await refOf(bucket));
+      return view === 'noSuchBucket' ? [] : [...view.objects.values()].filter((o) => o.notFetched).map((o) => o.key);
     },
     async check(bucket, origin) {
       const k = await kept(bucket);

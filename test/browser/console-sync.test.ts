@@ -76,4 +76,30 @@ describe('the Sync view', () => {
     await conflict.getByTestId('conflict-dismiss').click();
     await expect.poll(() => replica.getByTestId('conflict').count()).toBe(0);
   });
+
+  it('in the cache mode, the object list marks what is on the remote only, and an object no more once it was read', async () => {
+    await sdk.send(new CreateBucketCommand({ Bucket: 'console-cache' }));
+    for (const Key of ['read.txt', 'unread.txt']) await sdk.send(new PutObjectCommand({ Bucket: 'console-cache', Key, Body: Key }));
+    await page.evaluate(async (remoteUrl) => {
+      const sw = (window as unknown as { swbucket: { replicas: { add(c: object): Promise<void>; syncNow(o: object): Promise<unknown> } } }).swbucket;
+      await sw.replicas.add({ bucket: 'cached', mode: 'cache', remote: { endpoint: remoteUrl, region: 'us-east-1', bucket: 'console-cache', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } } });
+      await sw.replicas.syncNow({ bucket: 'cached' });
+    }, remote.url);
+    const marked = async () => {
+      const rows = page.getByTestId('object-row');
+      const out: string[] = [];
+      for (let i = 0; i < (await rows.count()); i++) {
+        if ((await rows.nth(i).getByTestId('object-remote-only').count()) > 0) out.push((await rows.nth(i).getAttribute('data-key'))!);
+      }
+      return out;
+    };
+    await visit(page, '#/b/cached/');
+    await expect.poll(() => page.getByTestId('object-row').count()).toBe(2);
+    await expect.poll(marked).toEqual(['read.txt', 'unread.txt']);
+    expect(await withClient(page, async (c) => (await c.getObject('cached', 'read.txt')).response.text(), null)).toBe('read.txt');
+    await visit(page, '#/b/album/');
+    await visit(page, '#/b/cached/');
+    await expect.poll(() => page.getByTestId('object-row').count()).toBe(2);
+    await expect.poll(marked).toEqual(['unread.txt']);
+  });
 });

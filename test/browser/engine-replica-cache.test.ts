@@ -120,6 +120,7 @@ describe(`a replica in the cache mode in ${service.name}`, () => {
     for (const key of ['one', 'two', 'one', 'three']) expect(await read(`${key}.txt`, 'budget'), key).toMatchObject({ status: 200, text: key.padEnd(SIZE, '.') });
     // A round waits for the cache's trim under way (the one three's fetch began), and trims too.
     await service.page.evaluate(async () => void (await (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.syncNow({ bucket: 'budget' })));
+    expect(await service.page.evaluate(() => (window as unknown as { swbucket: SwGlobal }).swbucket.replicas.remoteOnly('budget')), 'what is on the remote only').toEqual(['two.txt']);
     await remote.stop();
     try {
       expect(await read('two.txt', 'budget'), 'read longest ago: let go').toMatchObject({ status: 503, code: 'ServiceUnavailable' });
