@@ -900,28 +900,35 @@ describe(`${name}: the worker stopped (${STOPPED_BY[name]})`, () => {
     };
     try {
       await sdk.send(new CreateBucketCommand({ Bucket: 'decided' }));
-      const call = (op: 'bind' | 'pause' | 'resume' | 'put' | 'sync' | 'status', arg = '') => page.evaluate(async (a: { op: string; arg: string }) => {
+      // Each call with a probe every 100 ms while it waits: each probe is an event, which keeps
+      // Firefox (idle timeouts of 0.1 and 0.5 s here) from stopping a worker busy with a round.
+      const call = (op: 'bind' | 'pause' | 'resume' | 'put' | 'sync' | 'status', arg = '') => run(page, async (t, a) => {
         const w = window as unknown as Page;
         const r = w.swbucket.replicas;
-        if (a.op === 'bind') {
-          w.decisions = [];
-          await r.add({
-            bucket: 'decided', remote: { endpoint: a.arg, region: 'us-east-1', bucket: 'decided', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
-            policy: (c: { key: string }) => (w.decisions!.push(c.key), 'local'),
-          });
-        } else if (a.op === 'pause') await r.pause('decided');
-        else if (a.op === 'resume') await r.resume('decided');
-        else if (a.op === 'put') await w.swbucket.client.putObject('decided', 'note.txt', a.arg);
-        else if (a.op === 'status') return (await r.status()).find((x) => x.bucket === 'decided') ?? null;
-        else {
-          try {
-            const rounds = await r.syncNow({ bucket: 'decided' });
-            return { conflicts: rounds.flatMap((x) => x.conflicts).length, undecided: rounds.flatMap((x) => x.undecided ?? []) };
-          } catch (e) {
-            return { error: String(e) };
+        const ping = setInterval(() => void t.probe(), 100);
+        try {
+          if (a.op === 'bind') {
+            w.decisions = [];
+            await r.add({
+              bucket: 'decided', remote: { endpoint: a.arg, region: 'us-east-1', bucket: 'decided', forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } },
+              policy: (c: { key: string }) => (w.decisions!.push(c.key), 'local'),
+            });
+          } else if (a.op === 'pause') await r.pause('decided');
+          else if (a.op === 'resume') await r.resume('decided');
+          else if (a.op === 'put') await w.swbucket.client.putObject('decided', 'note.txt', a.arg);
+          else if (a.op === 'status') return (await r.status()).find((x) => x.bucket === 'decided') ?? null;
+          else {
+            try {
+              const rounds = await r.syncNow({ bucket: 'decided' });
+              return { conflicts: rounds.flatMap((x) => x.conflicts).length, undecided: rounds.flatMap((x) => x.undecided ?? []) };
+            } catch (e) {
+              return { error: String(e) };
+            }
           }
+          return null;
+        } finally {
+          clearInterval(ping);
         }
-        return null;
       }, { op, arg });
       const remoteNote = async () => String(await (await sdk.send(new GetObjectCommand({ Bucket: 'decided', Key: 'note.txt' }))).Body!.transformToString());
       await call('bind', remote.url);
