@@ -11,7 +11,7 @@ import { redactEntry } from '../sw/core/redact.ts';
 import { openIdbStore } from '../sw/store/idb.ts';
 import { sweepHeld } from '../sw/store/holders.ts';
 import { DEFAULT_ENDPOINTS, type DialectName, type Endpoints } from '../protocol/instance.ts';
-import { createReplicas, fetchMissingVia, readMissingRangeVia, type ReplicaConfig, type Replicas } from '../sw/replica/replicas.ts';
+import { createReplicas, fetchMissingVia, readMissingRangeVia, tellReplicas, type ReplicaConfig, type Replicas } from '../sw/replica/replicas.ts';
 
 /** Options of {@link startServer} (and of `swbucket serve`). */
 export interface ServerOptions {
@@ -200,10 +200,7 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
     anyHostIsService: true,
     onLog: (entry) => {
       log(formatLogLine(entry));
-      // A write that landed in a replicated bucket: a sync soon.
-      if (entry.bucket && entry.status < 300 && entry.method !== 'GET' && entry.method !== 'HEAD') replicas.nudge(entry.bucket);
-      // A read answered: the cache mode keeps what was read last longest.
-      else if (entry.bucket && entry.status < 300 && entry.method === 'GET' && entry.key) replicas.read(entry.bucket, entry.key);
+      tellReplicas(replicas, entry);
     },
     onInternalError: report,
     fetchMissing: fetchMissingVia(replicas), readMissingRange: readMissingRangeVia(replicas),

@@ -10,7 +10,7 @@ import { createRequestLog } from './log/ring.ts';
 import {
   DEFAULT_ENDPOINTS, DEFAULT_MOUNT_PATH, DEFAULT_NAME, HELLO_PATH, REPLICAS_PATH, REPLICA_SYNC_TAG, CREDENTIALS_NEEDED, CREDENTIALS_WAIT_MS, DECISION_MAX_MS, DECISION_NEEDED, DECISION_WAIT_MS, expiringSoon, instanceNames, type Endpoints, type WorkerHello,
 } from '../protocol/instance.ts';
-import { createReplicas, fetchMissingVia, readMissingRangeVia, type Credentials, type ReplicaConfig, type Replicas } from './replica/replicas.ts';
+import { createReplicas, fetchMissingVia, readMissingRangeVia, tellReplicas, type Credentials, type ReplicaConfig, type Replicas } from './replica/replicas.ts';
 import type { Resolution } from './replica/sync.ts';
 import type { Store } from './store/types.ts';
 import { VERSION } from '../protocol/version.ts';
@@ -176,10 +176,7 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
           onInternalError: (error) => console.error('swbucket: internal error', error),
           fetchMissing: fetchMissingVia(r), readMissingRange: readMissingRangeVia(r),
           onLog: (entry) => {
-            // A write that landed in a replicated bucket: a sync soon.
-            if (entry.bucket && entry.status < 300 && entry.method !== 'GET' && entry.method !== 'HEAD') r.nudge(entry.bucket);
-            // A read answered: the cache mode keeps what was read last longest.
-            else if (entry.bucket && entry.status < 300 && entry.method === 'GET' && entry.key) r.read(entry.bucket, entry.key);
+            tellReplicas(r, entry);
             return log?.write(entry);
           },
         });

@@ -4,7 +4,8 @@
 import { canStreamUploads, controlledFor, controllerNow, cutOffByTakeover, dropLimit, sendWatched } from './engine.ts';
 import { SvcClientError, errorFrom } from './errors.ts';
 import { presignQuery, signRequest, type Credentials } from './sign.ts';
-import { hexToBase64, md5Hex } from './hashing.ts';
+import { md5Hex } from './hashing.ts';
+import { hexToBase64 } from '../../protocol/bytes.ts';
 import { upload } from './upload.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import type {

@@ -49,9 +49,3 @@ export async function md5Hex(blob: Blob): Promise<string> {
   hasher ??= startWorker();
   return (await hasher)(blob);
 }
-
-export function hexToBase64(hex: string): string {
-  let bin = '';
-  for (let i = 0; i < hex.length; i += 2) bin += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
-  return btoa(bin);
-}

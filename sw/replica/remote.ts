@@ -4,7 +4,7 @@
 // service worker and in Node alike. Nothing here decides anything: errors say what went wrong and
 // whether trying again can help (RemoteError.retryable); the sync (sync.ts) decides what to do.
 import { XMLParser } from 'fast-xml-parser';
-import { joinBytes } from '../../protocol/bytes.ts';
+import { hexToBase64, joinBytes } from '../../protocol/bytes.ts';
 import { createMd5, md5OfBlob } from '../../protocol/md5.ts';
 import { presignRequestV4, signRequestV4, uriEncode } from '../../protocol/sigv4.ts';
 import { STANDARD_HEADERS, type Bytes, type ObjectHeaders, type StandardHeader } from '../store/types.ts';
@@ -175,8 +175,6 @@ const md5Of = async (body: Bytes): Promise<string> => {
   return h.digest();
 };
 
-/** Content-MD5's value: the base64 of the digest's 16 bytes. */
-const contentMd5 = (hex: string): string => btoa(String.fromCharCode(...(hex.match(/../g) ?? []).map((b) => parseInt(b, 16))));
 
 /**
  * The ETag an answer carries, unquoted. A page sees only the headers the remote's CORS exposes:
@@ -411,7 +409,7 @@ export function createRemote(where: RemoteBucket, credentials: () => Promise<Cre
     },
     async put(key, body, headers, condition, md5) {
       const once = (digest: string | undefined) => send('PUT', urlOf(key), {
-        headers: { ...metaHeaders(headers), ...conditionHeaders(condition), ...(digest ? { 'content-md5': contentMd5(digest) } : {}) },
+        headers: { ...metaHeaders(headers), ...conditionHeaders(condition), ...(digest ? { 'content-md5': hexToBase64(digest) } : {}) },
         body, unsigned: true, accept: [412], what: `PUT ${key}`,
       });
       let res: Response;

@@ -327,11 +327,12 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       }
       try {
         const result = await lock(`swbucket-replica:${bucket}`, () => rounds(bucket, allowDeletes));
+        const latest = (await kept(bucket)) ?? k;
         // What the round fetched counts against the cache's budget.
-        await trim((await kept(bucket)) ?? k).catch(() => {});
+        await trim(latest).catch(() => {});
         l.failures = 0;
         l.state = 'idle';
-        await keep({ ...(await kept(bucket) ?? k), lastSync: now(), error: undefined, stopped: undefined } as Kept);
+        await keep({ ...latest, lastSync: now(), error: undefined, stopped: undefined } as Kept);
         emit({ type: 'synced', bucket, result });
         for (const c of result.conflicts) emit({ type: 'conflict', conflict: c });
         // What changed while it ran (a key deferred, a write meanwhile) goes in the next round, soon.
@@ -414,8 +415,9 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   /** The fetches under way (cache mode), by bucket and key: reads of one object meeting share one. */
   const fetching = new Map<string, Promise<void>>();
+  const fetchId = (bucket: string, key: string) => `${bucket}\u0000${key}`;
   function fetchOnce(bucket: string, key: string): Promise<void> {
-    const id = `${bucket}\u0000${key}`;
+    const id = fetchId(bucket, key);
     let running = fetching.get(id);
     if (!running) {
       running = (async () => {
@@ -558,7 +560,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       await announce(bucket);
     },
     async fetchObject(bucket, key) {
-      const joined = fetching.has(`${bucket}\u0000${key}`);
+      const joined = fetching.has(fetchId(bucket, key));
       try {
         await fetchOnce(bucket, key);
       } catch (e) {
@@ -632,6 +634,17 @@ export function createReplicas(o: ReplicasOptions): Replicas {
  * The handler's `fetchMissing` over `replicas`: a request that needs an object the cache mode only
  * lists waits for its bytes, or is answered 503 saying why they could not be fetched.
  */
+/**
+ * What a runtime's request log tells its replicas (the worker's and `swbucket serve`'s): a write
+ * that landed in a bucket means a sync soon; a read answered, that the cache mode keeps that
+ * object longer.
+ */
+export function tellReplicas(replicas: Replicas, entry: { bucket: string; key: string; method: string; status: number }): void {
+  if (!entry.bucket || entry.status >= 300) return;
+  if (entry.method !== 'GET' && entry.method !== 'HEAD') replicas.nudge(entry.bucket);
+  else if (entry.method === 'GET' && entry.key) replicas.read(entry.bucket, entry.key);
+}
+
 /** The handler's `readMissingRange` over `replicas` (a large object's range while the whole is fetched). */
 export function readMissingRangeVia(replicas: Replicas): ReadMissingRange {
   return (bucket, key, range, etag) => replicas.readRange(bucket, key, range, etag);

@@ -14,7 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsV2Command, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { createHandler } from '../../sw/core/handler.ts';
 import { createClient } from '../../src/client/index.ts';
-import { createReplicas, fetchMissingVia, readMissingRangeVia, type ReplicaConfig } from '../../sw/replica/replicas.ts';
+import { createReplicas, fetchMissingVia, readMissingRangeVia, tellReplicas, type ReplicaConfig } from '../../sw/replica/replicas.ts';
 import { RemoteError } from '../../sw/replica/remote.ts';
 import { openTestEngine, SOUND, contents, integrity } from '../support/stores.ts';
 import { openStore } from '../../sw/store/rules/store.ts';
@@ -89,8 +89,8 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     const replicas = createReplicas({ store });
     const handle = createHandler({
       store, fetchMissing: fetchMissingVia(replicas), readMissingRange: readMissingRangeVia(replicas),
-      // As the worker and the server tell their replicas of each read (the cache mode's recency).
-      onLog: (e) => void (e.method === 'GET' && e.status < 300 && e.key && replicas.read(e.bucket, e.key)),
+      // As the worker and the server tell their replicas of each write and read (the cache mode's recency).
+      onLog: (e) => tellReplicas(replicas, e),
     });
     await replicas.add({ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials }, ...o });
     const call = async (method: string, key: string, body?: Uint8Array, headers: Record<string, string> = {}) => {
