@@ -250,6 +250,8 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
   const expectingContinue = new WeakSet<object>();
   const listener = getRequestListener(
     async (req: Request, env: { incoming: Incoming; outgoing: Outgoing }) => {
+      // The replicas' rounds give way while clients' requests are answered.
+      const answered = replicas.localRequest();
       try {
         const gated = watchedBody(req, o.bodyIdleMs ?? 20_000, expectingContinue.has(env.incoming) ? env.outgoing : undefined);
         const res = await handle(gated.request);
@@ -262,6 +264,8 @@ export async function startServer(o: ServerOptions = {}): Promise<RunningServer>
         return res;
       } catch (e) {
         return failed(env.incoming, e);
+      } finally {
+        answered();
       }
     },
     // Called, synchronously within the listener call below, when no Request can be made at all.

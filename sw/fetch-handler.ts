@@ -364,6 +364,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       // The database cannot be opened at all.
       return fallback(new SvcError('ServiceUnavailable', `The object store cannot be opened: ${e instanceof Error ? e.message : e}`));
     }
+    // The replicas' rounds give way while the app's requests are answered.
+    const answered = replicas?.localRequest();
     try {
       const res = await service(event.request, event);
       return isTopLevelView(event.request, url, scope.origin) && isShownObject(res) ? framePage(res, url) : res;
@@ -372,6 +374,8 @@ export function createFetchHandler(options: FetchHandlerOptions = {}): FetchHand
       // is only for what happens around it.
       console.error('swbucket: internal error', e);
       return fallback(new SvcError('InternalError'));
+    } finally {
+      answered?.();
     }
   }
 

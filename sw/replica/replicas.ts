@@ -9,6 +9,7 @@ import { ROOT_CREDENTIALS, expiringSoon } from '../../protocol/instance.ts';
 import { bucketNameProblem, isValidBucketName } from '../../protocol/address.ts';
 import { createRemote, RemoteError, type Credentials, type Remote, type RemoteBucket } from './remote.ts';
 import { checkRemote, type CheckResult } from './check.ts';
+import { foreground } from './foreground.ts';
 import { fetchListed, probe, syncRound, SyncStopped, type ConflictCase, type Guarantees, type Mode, type Policy, type Resolution, type RoundResult, type UploadState } from './sync.ts';
 import { SvcError } from '../core/errors.ts';
 import type { ReadMissingRange } from '../core/context.ts';
@@ -113,6 +114,11 @@ export interface ReplicasOptions {
   now?: () => number;
   /** Names this store's conflict copies; default a short random id kept with each replica. */
   device?: string;
+  /**
+   * How rounds give way to the app's requests (localRequest()): each step waits until none has been
+   * in flight for `quietMs` (default 25), or `maxWaitMs` at most (default 1,000).
+   */
+  foreground?: { quietMs?: number; maxWaitMs?: number };
 }
 
 const MiB = 1024 * 1024;
@@ -175,6 +181,11 @@ export interface Replicas {
    * for the whole, as any other.
    */
   readRange(bucket: string, key: string, range: { start: number; end: number }, etag: string): Promise<{ headers: ObjectHeaders; body: ReadableStream<Uint8Array> } | undefined>;
+  /**
+   * A request of the app's own begins (the service's handler calls it for each): until the function
+   * returned is called, and a moment after, rounds hold their next step (foreground.ts).
+   */
+  localRequest(): () => void;
   /** A local write to `bucket`: a round soon. */
   nudge(bucket: string): void;
   /** A read of `key` answered from `bucket` (the service tells each GET): the cache mode keeps what was read last longest. */
@@ -216,6 +227,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     state: ReplicaState;
   }>();
   let started = false;
+  const app = foreground(o.foreground);
 
   const liveOf = (bucket: string) => {
     let l = live.get(bucket);
@@ -452,7 +464,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       policy: l.policy ?? (k.config.policyInPage ? (c: ConflictCase) => o.decideFor?.(k.bucket, c) : k.config.policy ?? 'keep-both'),
       guarantees, allowUnconditional: k.config.allowUnconditional ?? false, maxDeleteShare: k.config.maxDeleteShare ?? 0.5, allowDeletes,
       multipartBytes: k.config.multipartBytes ?? 16 * MiB, partBytes: Math.max(5 * MiB, Math.min(k.config.multipartBytes ?? 16 * MiB, 16 * MiB)),
-      now,
+      now, giveWay: app.quiet,
       uploads: {
         get: (key) => uploads[key],
         keys: () => Object.keys(uploads),
@@ -592,6 +604,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       if (!k) throw new Error(`${bucket} has no replica.`);
       return checkRemote(remoteOf(k), k.device, origin);
     },
+    localRequest: () => app.begin(),
     nudge(bucket) {
       const l = live.get(bucket);
       if (!l) return;

@@ -72,6 +72,8 @@ export interface RoundOptions {
   uploads: UploadJournal;
   now: () => number;
   onProgress?: (p: { phase: 'pushing' | 'pulling'; key: string; done: number; total: number }) => void;
+  /** Awaited before each step of the round (its listing, each key, each record written): the app's own requests go first (foreground.ts). */
+  giveWay?: () => Promise<void>;
 }
 
 /** A multipart push in progress: resumed by a later round, or aborted when its change is gone. */
@@ -359,7 +361,7 @@ export async function fetchListed(store: Store, bucket: BucketRef, remote: Remot
  * push whose record is lost (a kill before the commit) is recognised by the next round: the remote
  * holds the local bytes (settled as equal), or the multipart journal's (settleCompleted).
  */
-function committer() {
+function committer(giveWay: () => Promise<void>) {
   const inFlight = new Set<Promise<void>>();
   let bytes = 0;
   let failure: { error: unknown } | undefined;
@@ -368,7 +370,7 @@ function committer() {
       while (inFlight.size > 0 && (inFlight.size >= WRITES_IN_FLIGHT || bytes + size > WRITE_BYTES_IN_FLIGHT)) await Promise.race(inFlight);
       if (failure) throw failure.error;
       bytes += size;
-      const done: Promise<void> = write().catch((e: unknown) => void (failure ??= { error: e })).finally(() => {
+      const done: Promise<void> = giveWay().then(write).catch((e: unknown) => void (failure ??= { error: e })).finally(() => {
         inFlight.delete(done);
         bytes -= size;
       });
@@ -480,11 +482,14 @@ export async function syncRound(options: RoundOptions): Promise<RoundResult> {
   const o = { ...options, remote: honouring(options.remote, options.guarantees) };
   const { store, bucket, remote } = o;
   const result: RoundResult = { pushed: [], pulled: [], deletedRemote: [], deletedLocal: [], conflicts: [], deferred: [] };
+  const giveWay = o.giveWay ?? (() => Promise.resolve());
+  await giveWay();
   const local = await store.getBucket(bucket.name);
   if (local?.id !== bucket.id) throw bucketGone(bucket);
   const { listed, history } = await listRemote(remote, local.versioning === 'Enabled' && (o.mode === 'two-way' || o.mode === 'pull'));
   await sweepProbes(o, listed);
   await settleCompleted(o, listed);
+  await giveWay();
   const view = await store.replica.view(bucket);
   if (view === 'noSuchBucket') throw bucketGone(bucket);
   const actions = plan(view, listed, o.mode, history);
@@ -513,7 +518,7 @@ export async function syncRound(options: RoundOptions): Promise<RoundResult> {
   let done = 0;
   const progress = (phase: 'pushing' | 'pulling', key: string) => o.onProgress?.({ phase, key, done: ++done, total });
   const defer = (key: string): void => void result.deferred.push(key);
-  const writes = committer();
+  const writes = committer(giveWay);
   const pulls = pullBatches(store, bucket, writes);
   /** A push recorded, and its multipart journal entry (if it went by one) let go only then. */
   const recordPushed = async (key: string, change: string | null, sync: Omit<SyncRecord, 'bucket' | 'key'>) => {
@@ -682,7 +687,10 @@ export async function syncRound(options: RoundOptions): Promise<RoundResult> {
     a.do === 'conflict' ? Math.max(a.c.localObject?.size ?? 0, a.c.remoteEntry?.size ?? 0) : 0,
   );
   try {
-    await pool(actions, LANES, (a) => (sizeOfAction(a) > BATCHED_BYTES ? large(() => apply(a)) : apply(a)));
+    await pool(actions, LANES, async (a) => {
+      await giveWay();
+      return sizeOfAction(a) > BATCHED_BYTES ? large(() => apply(a)) : apply(a);
+    });
   } catch (e) {
     // What moved is recorded before the round ends.
     await pulls.flush().catch(() => {});

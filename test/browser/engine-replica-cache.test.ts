@@ -111,6 +111,47 @@ describe(`a replica in the cache mode in ${service.name}`, () => {
     }
   });
 
+  it('a round gives way to the page\'s requests: while one is being answered, another replica\'s round waits (a second a step at most), then completes', { timeout: 90_000 }, async () => {
+    const tag = `${service.name.replace(/[^a-z]/g, '')}-${process.pid}`;
+    const [Slow, Other] = [`slow-${tag}`, `other-${tag}`];
+    for (const Bucket of [Slow, Other]) await sdk.send(new CreateBucketCommand({ Bucket }));
+    await sdk.send(new PutObjectCommand({ Bucket: Slow, Key: 'held.txt', Body: 'held' }));
+    // A proxy each: the slow one's can be cut without touching the other's round.
+    const [slowProxy, otherProxy] = await Promise.all([startFaultProxy({ target: remote.url }), startFaultProxy({ target: remote.url })]);
+    try {
+      await service.page.evaluate(async (x: { slowUrl: string; otherUrl: string; Slow: string; Other: string }) => {
+        const sw = (window as unknown as { swbucket: SwGlobal }).swbucket;
+        const remote = (endpoint: string, bucket: string) => ({ endpoint, region: 'us-east-1', bucket, forcePathStyle: true, credentials: { accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' } });
+        await sw.replicas.add({ bucket: 'slow', mode: 'cache', remote: remote(x.slowUrl, x.Slow) });
+        await sw.replicas.add({ bucket: 'other', remote: remote(x.otherUrl, x.Other) });
+        for (const bucket of ['slow', 'other']) await sw.replicas.syncNow({ bucket });
+        // Paused, its write sets off no round before the one watched.
+        await sw.replicas.pause('other');
+        await sw.client.putObject('other', 'note.txt', new Blob(['pushed once the read is answered']));
+      }, { slowUrl: slowProxy.url, otherUrl: otherProxy.url, Slow, Other });
+      // A read whose fetch the remote does not answer: the page's request stays in the worker.
+      const held = slowProxy.fault({ match: { method: 'GET', key: 'held.txt' }, fault: { kind: 'hang' } });
+      void service.page.evaluate(() => {
+        (window as unknown as { heldRead: Promise<unknown> }).heldRead = (window as unknown as { swbucket: SwGlobal }).swbucket.client.getObject('slow', 'held.txt').catch((e: unknown) => e);
+      });
+      await expect.poll(() => held.hits(), { timeout: 20_000, message: 'the read\'s fetch arrived' }).toBe(1);
+      otherProxy.forget();
+      const t0 = Date.now();
+      const synced = service.page.evaluate(async () => {
+        const { replicas } = (window as unknown as { swbucket: SwGlobal }).swbucket;
+        await replicas.resume('other');
+        return (await replicas.syncNow({ bucket: 'other' }))[0]!.pushed;
+      });
+      await expect.poll(() => otherProxy.requests().length, { timeout: 20_000, message: 'the round asked the remote' }).toBeGreaterThan(0);
+      // A timer never fires early: a round that did not wait would have listed at once.
+      expect(otherProxy.requests()[0]!.startedAt - t0, 'when the round first asked the remote, ms after resume()').toBeGreaterThanOrEqual(1000);
+      await slowProxy.down(); // the read answered (a failure): the round goes on at once
+      expect(await synced).toEqual(['note.txt']);
+    } finally {
+      await Promise.all([slowProxy.close(), otherProxy.close()]);
+    }
+  });
+
   it('keeps at most cacheBytes fetched: the object read longest ago is let go, listed still, fetched again when read', { timeout: 90_000 }, async () => {
     const SIZE = 20_000; // over the size kept in a record: each body is a Blob, or pieces where the engine keeps no Blobs
     const Bucket = `budget-${service.name.replace(/[^a-z]/g, '')}-${process.pid}`;

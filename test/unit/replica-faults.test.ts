@@ -14,13 +14,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectVersionsCommand, ListObjectsV2Command, PutBucketVersioningCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { createHandler } from '../../sw/core/handler.ts';
 import { createClient } from '../../src/client/index.ts';
-import { createReplicas, fetchMissingVia, readMissingRangeVia, tellReplicas, type ReplicaConfig } from '../../sw/replica/replicas.ts';
+import { createReplicas, fetchMissingVia, readMissingRangeVia, tellReplicas, type ReplicaConfig, type ReplicasOptions } from '../../sw/replica/replicas.ts';
 import { RemoteError } from '../../sw/replica/remote.ts';
 import { openTestEngine, SOUND, contents, integrity } from '../support/stores.ts';
 import { openStore } from '../../sw/store/rules/store.ts';
 import { faultyEngine, type FaultPlan } from '../../sw/store/engine/faults.ts';
 import { SYNCED } from '../../sw/store/schema.ts';
-import { encodeS3Key, s3 } from '../support/s3-sign.ts';
+import { encodeS3Key, s3, signedHeaders } from '../support/s3-sign.ts';
+import { startServer } from '../../node/server.ts';
+import http from 'node:http';
 import { REMOTES, type Remote } from '../support/remotes.ts';
 import { startFaultProxy, type FaultProxy, type Match } from '../support/fault-proxy.ts';
 import type { Store } from '../../sw/store/types.ts';
@@ -83,10 +85,10 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
 
   /** A device: a store, the handler over it as an app uses it, and a replica of `Bucket` through the proxy. */
   /** A device over a memory store; `refusePut`: records the store refuses (a disk's failure, injected at the engine). */
-  async function device(Bucket: string, o: Partial<ReplicaConfig> = {}, refusePut?: FaultPlan['refusePut']) {
+  async function device(Bucket: string, o: Partial<ReplicaConfig> = {}, refusePut?: FaultPlan['refusePut'], options: Partial<ReplicasOptions> = {}) {
     const { engine } = await openTestEngine('memory');
     const store = openStore(refusePut ? faultyEngine(engine, { refusePut }) : engine);
-    const replicas = createReplicas({ store });
+    const replicas = createReplicas({ store, ...options });
     const handle = createHandler({
       store, fetchMissing: fetchMissingVia(replicas), readMissingRange: readMissingRangeVia(replicas),
       // As the worker and the server tell their replicas of each write and read (the cache mode's recency).
@@ -509,6 +511,77 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     // The answer is both rounds' work: the one it waited for, and its own.
     expect(later.pushed.sort()).toEqual(['late.txt', 'second.txt']);
     expect(await d.status()).toMatchObject({ pending: 0 });
+  });
+
+  it('a round gives way to the app\'s own requests: nothing goes to the remote while one is being answered; then the round goes on', async () => {
+    const Bucket = await remoteBucket();
+    // No limit to the wait here: only the request's end lets the round go.
+    const d = await device(Bucket, {}, undefined, { foreground: { maxWaitMs: 600_000 } });
+    await d.put('a.txt', Buffer.from('a'));
+    await d.sync();
+    await d.put('b.txt', Buffer.from('b'));
+    proxy.forget();
+    const answered = d.replicas.localRequest();
+    let settled = false;
+    const round = d.replicas.syncNow().finally(() => void (settled = true));
+    // A window in which a round that did not wait would have listed the remote (a few ms).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(proxy.requests(), 'requests to the remote while the app\'s request was answered').toEqual([]);
+    expect(settled).toBe(false);
+    answered();
+    expect((await round)[0]!.pushed).toEqual(['b.txt']);
+    expect(String(await remoteBytes(Bucket, 'b.txt'))).toBe('b');
+  });
+
+  it('a round beside requests that never stop still completes: each step waits for them at most maxWaitMs', async () => {
+    const Bucket = await remoteBucket();
+    const d = await device(Bucket, {}, undefined, { foreground: { maxWaitMs: 200 } });
+    await d.put('a.txt', Buffer.from('a'));
+    const answered = d.replicas.localRequest();
+    const t0 = performance.now();
+    const result = await d.sync();
+    // Its first step waited the whole 200 ms (a timer never fires early).
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(200);
+    answered();
+    expect(result.pushed).toEqual(['a.txt']);
+    expect(String(await remoteBytes(Bucket, 'a.txt'))).toBe('a');
+  });
+
+  it('swbucket serve gives its clients\' requests the way: a round started while a PUT\'s body is still arriving waits (a second at most per step), then syncs', async () => {
+    const Bucket = await remoteBucket();
+    const server = await startServer({
+      port: 0, log: () => {}, dialect: 's3',
+      replicas: [{ bucket: 'photos', remote: { endpoint: proxy.url, region: 'us-east-1', bucket: Bucket, forcePathStyle: true, credentials: remote.credentials } }],
+    });
+    try {
+      await server.replicas.syncNow();
+      // A PUT sent in two halves: it is being answered until the second arrives.
+      const body = randomBytes(4096);
+      const url = `${server.url}/photos/held.bin`;
+      const headers = Object.fromEntries(await signedHeaders('PUT', url, body));
+      const req = http.request(url, { method: 'PUT', headers });
+      const answer = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+      });
+      req.write(body.subarray(0, 2048));
+      proxy.forget();
+      const t0 = Date.now();
+      const round = server.replicas.syncNow();
+      await expect.poll(() => proxy.requests().length, { interval: 20, timeout: 20_000 }).toBeGreaterThan(0);
+      // A timer never fires early: a round that did not wait would have listed at once.
+      expect(proxy.requests()[0]!.startedAt - t0).toBeGreaterThanOrEqual(1000);
+      await round;
+      req.end(body.subarray(2048));
+      expect(await answer).toBe(200);
+      expect((await server.replicas.syncNow())[0]!.pushed).toEqual(['held.bin']);
+      expect(md5(new Uint8Array((await remoteBytes(Bucket, 'held.bin'))!))).toBe(md5(body));
+    } finally {
+      await server.close();
+    }
   });
 
   it('the cache mode keeps at most cacheBytes fetched: what was read or fetched longest ago is let go (still listed, fetched again when read); a change not pushed is never let go', async () => {
