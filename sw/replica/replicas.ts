@@ -122,6 +122,8 @@ export interface ReplicasOptions {
 }
 
 const MiB = 1024 * 1024;
+/** The cache mode lets go down to this share of cacheBytes once over it. */
+const LOW_WATER = 0.9;
 const RETRY_MIN_MS = 1000;
 /** How soon after a write its replica's pending count is announced (one announcement for a burst of writes). */
 const NUDGE_MS = 200;
@@ -223,6 +225,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     used?: Map<string, number>;
     /** The cache mode's trim under way (one at a time). */
     trimming?: Promise<void>;
+    /**
+     * The cache mode's bytes held, as the last trim counted them plus what fetches added since;
+     * undefined: to be counted again (a local write, a round, a restart may have changed them).
+     */
+    held?: number;
     failures: number;
     state: ReplicaState;
   }>();
@@ -340,7 +347,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       try {
         const result = await lock(`swbucket-replica:${bucket}`, () => rounds(bucket, allowDeletes));
         const latest = (await kept(bucket)) ?? k;
-        // What the round fetched counts against the cache's budget.
+        // What the round changed counts against the cache's budget: counted again.
+        l.held = undefined;
         await trim(latest).catch(() => {});
         l.failures = 0;
         l.state = 'idle';
@@ -390,13 +398,16 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   /**
    * The cache mode's budget kept (cacheBytes): fetched copies let go, those read or fetched longest
-   * ago first, until what the bucket holds fetched fits; never `spare` (the key a read is fetching).
+   * ago first, until what the bucket holds fetched fits, with room to spare (LOW_WATER), so that
+   * the next fetches do not each read the whole bucket again; never `spare` (the key a read is
+   * fetching). While the running count says it fits, nothing is read at all.
    */
   function trim(k: Kept, spare?: string): Promise<void> {
     const budget = k.config.cacheBytes;
     if (k.config.mode !== 'cache' || budget === undefined) return Promise.resolve();
     const l = liveOf(k.bucket);
     const run = (l.trimming ?? Promise.resolve()).then(async () => {
+      if (l.held !== undefined && l.held <= budget) return;
       const ref = await store.getBucket(k.bucket);
       const view = ref ? await store.replica.view(ref) : 'noSuchBucket';
       if (!ref || view === 'noSuchBucket') return;
@@ -410,16 +421,26 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         if (key === spare || !synced || view.outbox.has(key) || synced.localEtag !== object.etag) continue;
         copies.push({ key, etag: object.etag, size: object.size, at: l.used?.get(key) ?? synced.syncedAt });
       }
-      if (held <= budget) return;
+      if (held <= budget) {
+        l.held = held;
+        return;
+      }
       copies.sort((a, b) => a.at - b.at);
       const chosen: typeof copies = [];
+      let left = held;
       for (const c of copies) {
-        if (held <= budget) break;
+        if (left <= budget * LOW_WATER) break;
         chosen.push(c);
-        held -= c.size;
+        left -= c.size;
       }
       const gone = await store.replica.evict(ref, chosen.map(({ key, etag }) => ({ key, etag })));
-      if (gone !== 'noSuchBucket') for (const key of gone) l.used?.delete(key);
+      if (gone === 'noSuchBucket') return;
+      const sizes = new Map(chosen.map((c) => [c.key, c.size]));
+      for (const key of gone) {
+        l.used?.delete(key);
+        held -= sizes.get(key)!;
+      }
+      l.held = held;
     });
     l.trimming = run.catch(() => {});
     return run;
@@ -435,9 +456,11 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       running = (async () => {
         const k = await kept(bucket);
         if (!k) throw new Error(`${bucket} has no replica to fetch ${key} from.`);
-        await fetchListed(store, await refOf(bucket), remoteOf(k), key, now);
+        const bytes = await fetchListed(store, await refOf(bucket), remoteOf(k), key, now);
         if (k.config.cacheBytes === undefined) return;
-        (liveOf(bucket).used ??= new Map()).set(key, now());
+        const l = liveOf(bucket);
+        (l.used ??= new Map()).set(key, now());
+        if (l.held !== undefined) l.held += bytes;
         // In the background: the request that asked for it reads it next, and must find it.
         void trim(k, key).catch(() => {});
       })().finally(() => fetching.delete(id));
@@ -608,6 +631,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     nudge(bucket) {
       const l = live.get(bucket);
       if (!l) return;
+      // A write changed what the bucket holds: the cache's count is taken again at its next trim.
+      l.held = undefined;
       // Its outbox changed: pages see the pending count, a moment later. Announced at once, the
       // reads of each write's announcement held up the next write (a PUT's acknowledgement waited
       // behind them): a burst of writes is announced once per NUDGE_MS.

@@ -344,14 +344,15 @@ function listedOnly(entry: RemoteEntry, now: number) {
 /**
  * Fetches the bytes of `key`, listed only (cache mode), into the bucket, as a pull: outside the
  * outbox, and only while the key is still that listed object. A key the remote no longer holds
- * goes here too.
+ * goes here too. Answers the bytes it made local (0: none).
  */
-export async function fetchListed(store: Store, bucket: BucketRef, remote: Remote, key: string, now: () => number): Promise<void> {
+export async function fetchListed(store: Store, bucket: BucketRef, remote: Remote, key: string, now: () => number): Promise<number> {
   const object = await store.headObject(bucket, key);
-  if (object === 'noSuchBucket' || !object?.notFetched) return;
+  if (object === 'noSuchBucket' || !object?.notFetched) return 0;
   const seen = { etag: object.etag, change: null };
   const got = await fetchObject(remote, key, now());
-  await store.replica.pulled(bucket, key, seen, got?.incoming ?? null, got ? syncOf(got.entry, got.incoming.object, now()) : null);
+  const made = await store.replica.pulled(bucket, key, seen, got?.incoming ?? null, got ? syncOf(got.entry, got.incoming.object, now()) : null);
+  return typeof made === 'object' ? made.size : 0;
 }
 
 /**

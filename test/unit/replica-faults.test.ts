@@ -632,6 +632,32 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     await sound(d.store);
   });
 
+  it('the cache mode counts what it holds as it fetches: under cacheBytes a read reads nothing more of the bucket; over it, it lets go down to 90%', async () => {
+    const Bucket = await remoteBucket();
+    const keys = ['1', '2', '3', '4', '5', '6', '7'].map((n) => `${n}.bin`);
+    for (const Key of keys) await sdk.send(new PutObjectCommand({ Bucket, Key, Body: randomBytes(100_000) }));
+    const d = await device(Bucket, { mode: 'cache', cacheBytes: 1_000_000 });
+    await d.sync();
+    let views = 0;
+    const view = d.store.replica.view.bind(d.store.replica);
+    d.store.replica.view = (bucket) => (views++, view(bucket));
+    for (const key of keys.slice(0, 6)) expect((await d.call('GET', key)).status).toBe(200);
+    // (A trim that counted again would have read the bucket by now: it starts as the read ends.)
+    await new Promise((r) => setTimeout(r, 50));
+    expect(views, 'bucket views read by the fetches of six objects under the budget').toBe(0);
+    // A local write may change what is held: the next fetch counts again.
+    await d.put('mine.bin', Buffer.from('mine'));
+    expect((await d.call('GET', '7.bin')).status).toBe(200);
+    await expect.poll(() => views).toBe(1);
+
+    // Over the budget (310,000 bytes, 4 × 100,000 fetched): let go down to 279,000, the two read longest ago.
+    const small = await device(Bucket, { mode: 'cache', cacheBytes: 310_000 });
+    await small.sync();
+    for (const key of keys.slice(1, 5)) expect((await small.call('GET', key)).status).toBe(200);
+    const held = async () => (await contents(small.store)).objects.filter((o) => !o.notFetched).map((o) => o.key).sort();
+    await expect.poll(held).toEqual(['4.bin', '5.bin']);
+  });
+
   it('the cache mode answers a range of a large object not fetched yet from the remote at once, and fetches the whole meanwhile; later ranges are read here', async () => {
     const Bucket = await remoteBucket();
     const body = randomBytes(3 * MiB + 5);
