@@ -1,7 +1,7 @@
 // Archives and fixtures in real Chromium, through the built worker and real IndexedDB: export →
 // delete everything → import gives back every version byte for byte with its ETag, headers and
 // metadata; startService({ seed }) fills an empty store on the first start and never again over
-// data; a 512 MiB export streams through the worker without holding it (CDP heap samples).
+// data; a 256 MiB export streams through the worker without holding it (CDP heap samples).
 import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -209,8 +209,8 @@ describe('startService({ seed })', () => {
 });
 
 describe('a large export streams', () => {
-  it("exports 512 MiB while the worker's heap grows by less than 64 MiB, and imports it one object at a time", { timeout: 240_000 }, async () => {
-    // A profile on disk: an incognito-like context keeps IndexedDB, and so 512 MiB of objects, in memory.
+  it("exports 256 MiB while the worker's heap grows by less than 64 MiB, and imports it one object at a time", { timeout: 240_000 }, async () => {
+    // A profile on disk: an incognito-like context keeps IndexedDB, and so 256 MiB of objects, in memory.
     const profile = mkdtempSync(join(tmpdir(), 'swbucket-archive-profile-'));
     const context = await chromium.launchPersistentContext(profile, { executablePath: findChromium(), args: CHROMIUM_FLAGS, headless: true });
     cleanups.push(async () => {
@@ -218,9 +218,9 @@ describe('a large export streams', () => {
       rmSync(profile, { recursive: true, force: true });
     });
     const page = await labPage(context);
-    // (512 MiB: twice the import's bound below, eight times the export's.)
+    // (256 MiB: twice the import's bound below, four times the export's.)
     const objects = 8;
-    const size = 64 * MiB;
+    const size = 32 * MiB;
     await page.evaluate(async ({ objects, size }) => {
       const service = await window.archiveLab.startService();
       const s3 = window.archiveLab.createClient({ endpoint: `http://${service.endpoint}`, accessKeyId: 'svcadmin', secretAccessKey: 'svcadmin-secret' });
@@ -266,7 +266,7 @@ describe('a large export streams', () => {
       expect(exported.result.objects).toBe(objects);
       expect(exported.result.bytes).toBeGreaterThan(objects * size);
       expect(exported.samples, 'the heap was sampled during the export').toBeGreaterThan(10);
-      console.log(`512 MiB export: worker heap peak +${exported.growth.toFixed(1)} MiB over ${exported.samples} samples`);
+      console.log(`256 MiB export: worker heap peak +${exported.growth.toFixed(1)} MiB over ${exported.samples} samples`);
       expect(exported.growth).toBeLessThan(64);
 
       // Import it again into the emptied store: the worker holds one object's bytes at a time.
@@ -277,9 +277,9 @@ describe('a large export streams', () => {
       }));
       expect(imported.result.objectsRestored).toBe(objects);
       expect(imported.result.bytesRestored).toBe(objects * size);
-      console.log(`512 MiB import: worker heap peak +${imported.growth.toFixed(1)} MiB over ${imported.samples} samples`);
-      // One 64 MiB object in flight, and the garbage of the chunks it came in.
-      expect(imported.growth).toBeLessThan(256);
+      console.log(`256 MiB import: worker heap peak +${imported.growth.toFixed(1)} MiB over ${imported.samples} samples`);
+      // One 32 MiB object in flight, and the garbage of the chunks it came in (measured: +48-57 MiB).
+      expect(imported.growth).toBeLessThan(128);
     } finally {
       await session.close();
     }
