@@ -230,6 +230,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
      * undefined: to be counted again (a local write, a round, a restart may have changed them).
      */
     held?: number;
+    /** Fetches and local writes so far: a count taken while one happened is not kept. */
+    changes: number;
     failures: number;
     state: ReplicaState;
   }>();
@@ -238,7 +240,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 
   const liveOf = (bucket: string) => {
     let l = live.get(bucket);
-    if (!l) live.set(bucket, (l = { failures: 0, state: 'idle' }));
+    if (!l) live.set(bucket, (l = { changes: 0, failures: 0, state: 'idle' }));
     return l;
   };
 
@@ -408,6 +410,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
     const l = liveOf(k.bucket);
     const run = (l.trimming ?? Promise.resolve()).then(async () => {
       if (l.held !== undefined && l.held <= budget) return;
+      const seen = l.changes;
       const ref = await store.getBucket(k.bucket);
       const view = ref ? await store.replica.view(ref) : 'noSuchBucket';
       if (!ref || view === 'noSuchBucket') return;
@@ -421,10 +424,9 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         if (key === spare || !synced || view.outbox.has(key) || synced.localEtag !== object.etag) continue;
         copies.push({ key, etag: object.etag, size: object.size, at: l.used?.get(key) ?? synced.syncedAt });
       }
-      if (held <= budget) {
-        l.held = held;
-        return;
-      }
+      // A fetch or a write while the bucket was read may be missing from this count: counted again next time.
+      const keep = (n: number) => void (l.held = l.changes === seen ? n : undefined);
+      if (held <= budget) return keep(held);
       copies.sort((a, b) => a.at - b.at);
       const chosen: typeof copies = [];
       let left = held;
@@ -440,7 +442,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         l.used?.delete(key);
         held -= sizes.get(key)!;
       }
-      l.held = held;
+      keep(held);
     });
     l.trimming = run.catch(() => {});
     return run;
@@ -460,6 +462,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         if (k.config.cacheBytes === undefined) return;
         const l = liveOf(bucket);
         (l.used ??= new Map()).set(key, now());
+        l.changes++;
         if (l.held !== undefined) l.held += bytes;
         // In the background: the request that asked for it reads it next, and must find it.
         void trim(k, key).catch(() => {});
@@ -632,6 +635,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
       const l = live.get(bucket);
       if (!l) return;
       // A write changed what the bucket holds: the cache's count is taken again at its next trim.
+      l.changes++;
       l.held = undefined;
       // Its outbox changed: pages see the pending count, a moment later. Announced at once, the
       // reads of each write's announcement held up the next write (a PUT's acknowledgement waited
