@@ -266,7 +266,7 @@ function explainReplica(rows: Row[], missed: Row[], r: ReplicaResult | undefined
       'A write to a bucket bound to a replica adds its outbox record to its own write step, and sets off an announcement of the replica\'s status on the worker\'s channel, at most one per 200 ms (sw/replica/replicas.ts `nudge()`): it reads the replica records, the outbox and the conflicts, never the whole bucket '
         + (st ? `(status() from the page: ${f1(st.empty)} ms with only the empty bucket's replica bound, ${f1(st.full)} ms more with the 1,000-object bucket's beside it). ` : '. ')
         + 'With the replica paused or idle that is all it adds; the announcements per PUT above show how many reads the timed PUTs met.', '',
-      'With the replica live, a round runs beside the timed PUTs on the same worker thread and the same IndexedDB, whose one writer takes the round\'s writes in turn with the PUTs\' (and, when it starts, the read of the whole bucket\'s view): the live rows measure a PUT made while the bucket is being synced, which no change to the acknowledgement path removes; it could only be made cheaper by a round that yields to local writes.', ''];
+      'With the replica live, a round runs beside the timed PUTs on the same worker thread and the same IndexedDB, whose one writer takes the round\'s writes in turn with the PUTs\'. The round gives way to them (sw/replica/foreground.ts: each of its steps waits until no request has been in flight for 25 ms, a second at most), so a live row that misses by as much as the paused rows vary in the same run is that noise; one that misses by much is a step of the round that did not wait.', ''];
     misses.push(out.join('\n'));
   }
 
