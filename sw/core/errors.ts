@@ -2,7 +2,7 @@
 // parser throw their own errors, which asSvcError() names here; handler.ts turns the result (and
 // anything unexpected, as InternalError) into the XML error body of docs/protocol.md, "Errors".
 import { XmlError, xmlResponse } from './xml.ts';
-import { NotFetchedError, StoreLimitError, StoreQuotaError } from '../store/errors.ts';
+import { NotFetchedError, StoreLimitError, StoreQuotaError, StoreUnavailableError } from '../store/errors.ts';
 import { ChunkedBodyError } from '../../protocol/aws-chunked.ts';
 
 const STATUS = {
@@ -99,6 +99,7 @@ export function asSvcError(e: unknown): SvcError | undefined {
   if (e instanceof XmlError) return new SvcError('MalformedXML', e.detail);
   if (e instanceof StoreQuotaError) return new SvcError('QuotaExceeded', e.message);
   if (e instanceof StoreLimitError) return new SvcError('InvalidArgument', e.message);
+  if (e instanceof StoreUnavailableError) return new SvcError('ServiceUnavailable', e.message);
   // S3 answers the same for an archived object not restored: the bytes are elsewhere.
   if (e instanceof NotFetchedError) return new SvcError('InvalidObjectState', `${e.message} GET it first (a GET fetches it), then try again.`);
   if (e instanceof ChunkedBodyError) return new SvcError(e.code, e.message);

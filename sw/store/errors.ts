@@ -36,3 +36,12 @@ export class NotFetchedError extends Error {
     super(`${key} in ${bucket} is listed from the remote and not fetched yet.`);
   }
 }
+
+/**
+ * The database could not be opened in time: a deletion or an upgrade of it waits for another
+ * connection to close (another tab of the site, or code that opened it itself). Nothing was
+ * done; a later request tries again.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}

@@ -3,7 +3,7 @@
 // body form — Blobs, or bounded pieces where this IndexedDB refuses Blobs (docs/browser.md, "Blob
 // bodies" and "Transactions").
 import { wrap, type IDBPDatabase } from 'idb';
-import { isQuotaError } from './errors.ts';
+import { isQuotaError, StoreUnavailableError } from './errors.ts';
 import { idbEngine } from './engine/idb.ts';
 import { count } from './engine/types.ts';
 import { PIECES } from './schema.ts';
@@ -149,14 +149,36 @@ const UPGRADES: ((db: IDBDatabase, tx: IDBTransaction) => void)[] = [
   },
 ];
 
-function openDatabase(factory: IDBFactory, name: string): Promise<IDBDatabase> {
+/** How long an open may wait (behind a deletion or an upgrade another connection holds up) before the request that needed it is refused. */
+const OPEN_WAIT_MS = 15_000;
+
+function openDatabase(factory: IDBFactory, name: string, waitMs = OPEN_WAIT_MS): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
     const request = factory.open(name, UPGRADES.length);
+    // An open waits while a deletion or an upgrade of the database waits for another connection
+    // to close (another tab of an older swbucket, or code that opened the database itself): the
+    // request that needed it is refused, saying so, instead of waiting for ever; the next one
+    // tries again. An open that succeeds after that is closed at once (nobody holds it).
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      const within = waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`;
+      reject(new StoreUnavailableError(`The database "${name}" could not be opened within ${within}: a deletion or an upgrade of it is waiting `
+        + 'for another connection to close (another tab of this site, or code that opened the database itself). Close the site\'s other tabs, then try again.'));
+    }, waitMs);
+    (timer as { unref?: () => void }).unref?.();
     request.onupgradeneeded = (event) => {
       for (const step of UPGRADES.slice(event.oldVersion)) step(request.result, request.transaction!);
     };
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
+    request.onsuccess = () => {
+      clearTimeout(timer);
+      if (late) request.result.close();
+      else resolve(request.result);
+    };
+    request.onerror = () => {
+      clearTimeout(timer);
+      reject(request.error);
+    };
     // Another connection (an older worker, another tab) has not closed yet: the open waits for it.
     request.onblocked = () => {};
   });
@@ -171,6 +193,8 @@ export interface IdbStoreOptions {
    * pieces. Tests force 'pieces', with small `sizes` so that small bodies are cut too.
    */
   bodies?: 'detect' | BodyForm;
+  /** How long opening the database may wait behind another connection before a request is refused (ms); default 15,000. */
+  openWaitMs?: number;
   sizes?: Partial<BodySizes>;
 }
 
@@ -178,14 +202,15 @@ export async function openIdbStore(options: IdbStoreOptions = {}): Promise<Store
   const factory = options.indexedDB ?? globalThis.indexedDB;
   const name = options.name ?? 'swbucket';
   // Opened now to choose the body form, and again on the next use after a close (engine/idb.ts).
-  let first: Promise<IDBDatabase> | undefined = openDatabase(factory, name);
+  const open = () => openDatabase(factory, name, options.openWaitMs);
+  let first: Promise<IDBDatabase> | undefined = open();
   const opened = await first;
   const bodyForm: BodyForm = options.bodies === 'blobs' || options.bodies === 'pieces'
     ? options.bodies
     : (await refusesBlobs(opened)) ? 'pieces' : 'blobs';
   let onClose = () => {};
   const engine = idbEngine(() => {
-    const d = first ?? openDatabase(factory, name);
+    const d = first ?? open();
     first = undefined;
     return d;
   }, { keepsBlobs: bodyForm === 'blobs', onClose: () => onClose() });
