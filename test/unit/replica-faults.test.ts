@@ -540,8 +540,8 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     const answered = d.replicas.localRequest();
     const t0 = performance.now();
     const result = await d.sync();
-    // Its first step waited the whole 200 ms (a timer never fires early).
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(200);
+    // Its first step waited its 200 ms before anything else (less a timer's granularity).
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(195);
     answered();
     expect(result.pushed).toEqual(['a.txt']);
     expect(String(await remoteBytes(Bucket, 'a.txt'))).toBe('a');
@@ -572,8 +572,8 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
       const t0 = Date.now();
       const round = server.replicas.syncNow();
       await expect.poll(() => proxy.requests().length, { interval: 20, timeout: 20_000 }).toBeGreaterThan(0);
-      // A timer never fires early: a round that did not wait would have listed at once.
-      expect(proxy.requests()[0]!.startedAt - t0).toBeGreaterThanOrEqual(1000);
+      // It waited its second (less a timer's granularity) before listing; one that did not wait lists within a few ms.
+      expect(proxy.requests()[0]!.startedAt - t0).toBeGreaterThanOrEqual(990);
       await round;
       req.end(body.subarray(2048));
       expect(await answer).toBe(200);
