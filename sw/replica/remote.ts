@@ -175,7 +175,6 @@ const md5Of = async (body: Bytes): Promise<string> => {
   return h.digest();
 };
 
-
 /**
  * The ETag an answer carries, unquoted. A page sees only the headers the remote's CORS exposes:
  * without ETag a sync could not tell what the remote stored, so that stops it, saying what to add.

@@ -425,8 +425,8 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         copies.push({ key, etag: object.etag, size: object.size, at: l.used?.get(key) ?? synced.syncedAt });
       }
       // A fetch or a write while the bucket was read may be missing from this count: counted again next time.
-      const keep = (n: number) => void (l.held = l.changes === seen ? n : undefined);
-      if (held <= budget) return keep(held);
+      const remember = (n: number) => void (l.held = l.changes === seen ? n : undefined);
+      if (held <= budget) return remember(held);
       copies.sort((a, b) => a.at - b.at);
       const chosen: typeof copies = [];
       let left = held;
@@ -442,7 +442,7 @@ export function createReplicas(o: ReplicasOptions): Replicas {
         l.used?.delete(key);
         held -= sizes.get(key)!;
       }
-      keep(held);
+      remember(held);
     });
     l.trimming = run.catch(() => {});
     return run;
@@ -673,10 +673,6 @@ export function createReplicas(o: ReplicasOptions): Replicas {
 }
 
 /**
- * The handler's `fetchMissing` over `replicas`: a request that needs an object the cache mode only
- * lists waits for its bytes, or is answered 503 saying why they could not be fetched.
- */
-/**
  * What a runtime's request log tells its replicas (the worker's and `swbucket serve`'s): a write
  * that landed in a bucket means a sync soon; a read answered, that the cache mode keeps that
  * object longer.
@@ -692,6 +688,10 @@ export function readMissingRangeVia(replicas: Replicas): ReadMissingRange {
   return (bucket, key, range, etag) => replicas.readRange(bucket, key, range, etag);
 }
 
+/**
+ * The handler's `fetchMissing` over `replicas`: a request that needs an object the cache mode only
+ * lists waits for its bytes, or is answered 503 saying why they could not be fetched.
+ */
 export function fetchMissingVia(replicas: Replicas): (bucket: string, key: string) => Promise<void> {
   return async (bucket, key) => {
     try {
