@@ -42,6 +42,23 @@ async function pool(n: number, concurrency: number, step: (i: number) => Promise
   }));
 }
 
+const MiB_ = 1024 * 1024;
+let db: IDBDatabase | undefined;
+/** The page's own database for `sdkGetStore`: one object store of bodies by key. */
+const pulledDb = async (): Promise<IDBDatabase> => db ??= await new Promise<IDBDatabase>((resolve, reject) => {
+  const r = indexedDB.open('r13-sdk-pulled', 1);
+  r.onupgradeneeded = () => r.result.createObjectStore('o');
+  r.onsuccess = () => resolve(r.result);
+  r.onerror = () => reject(r.error);
+});
+/** Runs `fill` in `t`; resolves when `t` completes. */
+const done = (t: IDBTransaction, fill: (t: IDBTransaction) => void): Promise<void> => new Promise((resolve, reject) => {
+  t.oncomplete = () => resolve();
+  t.onerror = () => reject(t.error);
+  t.onabort = () => reject(t.error ?? new Error('aborted'));
+  fill(t);
+});
+
 let sdk: S3Client | undefined;
 /**
  * The AWS SDK's S3Client as an app uploading Blobs from a browser sets it up (figure 11):
@@ -106,6 +123,47 @@ const benchReplica = {
     });
     const ms = performance.now() - t0;
     got.length = 0;
+    return ms;
+  },
+
+  /**
+   * The SDK's GetObjects as `sdkGet`, each body then kept in IndexedDB as an app pulling by hand
+   * would at its best: bodies up to 1 MiB as bytes and larger ones as Blobs (as swbucket keeps
+   * them), committed strictly (as swbucket commits), whatever arrived while the last commit ran
+   * going together in the next transaction (a transaction per object would queue each behind the
+   * others' commits). Timed until the last commit; the database is emptied before (not timed).
+   */
+  async sdkGetStore(bucket: string, prefix: string, size: number, n: number, concurrency: number | null): Promise<number> {
+    const db = await pulledDb();
+    await done(db.transaction('o', 'readwrite', { durability: 'strict' }), (t) => t.objectStore('o').clear());
+    const waiting: [string, Uint8Array | Blob][] = [];
+    let writing: Promise<void> | undefined;
+    const commit = async (): Promise<void> => {
+      while (waiting.length > 0) {
+        const these = waiting.splice(0);
+        await done(db.transaction('o', 'readwrite', { durability: 'strict' }), (t) => {
+          for (const [k, v] of these) t.objectStore('o').put(v, k);
+        });
+      }
+      writing = undefined;
+    };
+    const t0 = performance.now();
+    await pool(n, concurrency ?? Infinity, async (i) => {
+      const out = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${i}` }));
+      const res = new Response(out.Body as ReadableStream<Uint8Array>);
+      const b = size <= MiB_ ? new Uint8Array(await res.arrayBuffer()) : await res.blob();
+      if ((b instanceof Blob ? b.size : b.byteLength) !== size) fail(`SDK GET ${prefix}${i}: wrong size, expected ${size}`);
+      waiting.push([`${prefix}${i}`, b]);
+      writing ??= commit();
+    });
+    while (writing) await writing;
+    const ms = performance.now() - t0;
+    const count = await new Promise<number>((resolve, reject) => {
+      const r = db.transaction('o').objectStore('o').count();
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    if (count !== n) fail(`SDK GET into IndexedDB: ${count} stored, expected ${n}`);
     return ms;
   },
 
