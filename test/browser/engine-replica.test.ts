@@ -449,15 +449,16 @@ describe(`a replica in ${service.name}, through the worker`, () => {
     const proxy = await startFaultProxy({ target: remote.url });
     let tab: EnginePage | undefined;
     let bound: string | undefined;
+    let release = () => {};
     try {
       const Bucket = await remoteBucket();
       const bucket = (bound = `closed-${n}`);
       tab = (await openServicePage(service.engine, service.baseURL)).page;
       await bindWith(tab, { bucket, remoteUrl: proxy.url, remoteBucket: Bucket }, { multipartBytes: 5 * MiB });
       await firstRound(tab, bucket);
-      // 12 MiB in three parts (5, 5 and 2 MiB); part 2 is held at the proxy, so the push is under way when the tab closes.
+      // 12 MiB in three parts (5, 5 and 2 MiB); part 2 is held at the proxy until the tab has closed, so the push is under way when it does.
       const big = { bucket, key: 'video.bin', seed: 1201, size: 12 * MiB + 3 };
-      const held = proxy.fault({ match: { method: 'PUT', query: /(^|&)partNumber=2(&|$)/ }, delayMs: 1500 });
+      const held = proxy.fault({ match: { method: 'PUT', query: /(^|&)partNumber=2(&|$)/ }, holdUntil: new Promise<void>((r) => (release = r)) });
       await run(tab, async (t, a) => {
         await t.sw.client.putObject(a.bucket, a.key, t.blob(a.seed, a.size));
         // The tab asks for the round and goes before it ends.
@@ -468,6 +469,7 @@ describe(`a replica in ${service.name}, through the worker`, () => {
       expect(proxy.requests({ method: 'POST', query: 'uploadId' }), 'no Complete yet: the push is under way').toEqual([]);
       await tab.close();
       tab = undefined;
+      release();
 
       expect(await syncBucket(service.page, bucket), 'syncNow from the tab still open').not.toHaveProperty('error');
       await expect.poll(() => status(service.page, bucket), { timeout: 30_000 }).toMatchObject({ state: 'idle', pending: 0 });
@@ -476,6 +478,7 @@ describe(`a replica in ${service.name}, through the worker`, () => {
       expect(proxy.requests({ method: 'POST', query: 'uploads' }), 'one multipart upload made').toHaveLength(1);
       expect(await remoteKeys(Bucket)).toEqual([big.key]);
     } finally {
+      release();
       await tab?.close();
       if (bound) await unbind(service.page, bound);
       await proxy.close();

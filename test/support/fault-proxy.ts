@@ -9,6 +9,7 @@
 //   proxy.fault({ match: { method: 'PUT', key: 'big' }, fault: { kind: 'cut-request', afterBytes: 1 << 20 } });
 //   proxy.fault({ match: { method: 'GET' }, fault: { kind: 'error', status: 503 }, times: 2 });
 //   proxy.fault({ delayMs: 300, forMs: 2000 });                          // every request, for 2 s
+//   proxy.fault({ match: { method: 'PUT' }, holdUntil: released });       // held until a promise settles
 //   proxy.requests({ method: 'PUT', key: 'big' })                        // what reached the proxy
 //
 // The client signs for the proxy's address, and the proxy forwards each request as it came: the
@@ -98,6 +99,11 @@ export interface Rule {
   fault?: Fault;
   /** The request is held this long first (before the fault, or before it is forwarded). */
   delayMs?: number;
+  /**
+   * The request is held until this settles (after `delayMs`): a test lets it go once what it must
+   * see while the request is under way has happened, instead of guessing a time that is long enough.
+   */
+  holdUntil?: Promise<unknown>;
   /** How many matching requests it applies to (default 1, or unlimited with `forMs`); Infinity: until cleared. */
   times?: number;
   /** It applies for this long from now, then is spent. */
@@ -324,6 +330,10 @@ export async function startFaultProxy(o: { target: string; port?: number }): Pro
 
     if (rule?.delayMs) {
       await new Promise((r) => setTimeout(r, rule.delayMs));
+      if (over) return;
+    }
+    if (rule?.holdUntil) {
+      await rule.holdUntil.catch(() => {});
       if (over) return;
     }
 

@@ -490,21 +490,29 @@ describe.each(REMOTES)('a replica through the fault proxy to %s', (name, start, 
     let rounds = 0;
     const off = d.replicas.on((e) => void (e.type === 'synced' && rounds++));
     await d.put('first.txt', Buffer.from('first'));
-    // Held 3 s at the proxy: soon() is called well within it, whatever the machine's load.
-    proxy.fault({ match: { method: 'PUT', key: 'first.txt' }, delayMs: 3000, times: 1 });
+    // Held at the proxy until soon() has been called: that round is still under way when it is.
+    // Let go at once after the call: this store answers in microtasks, so soon() has joined the
+    // round before the remote's answer (I/O) can end it.
+    let release = () => {};
+    proxy.fault({ match: { method: 'PUT', key: 'first.txt' }, holdUntil: new Promise<void>((r) => (release = r)), times: 1 });
     const earlier = d.replicas.syncNow();
     // Its PUT of first.txt has arrived: that round read the bucket before what follows.
     await expect.poll(() => proxy.requests({ method: 'PUT', key: 'first.txt' }).length, { interval: 20 }).toBe(1);
-    await Promise.all([earlier, d.replicas.soon()]);
+    const joined = d.replicas.soon();
+    release();
+    await Promise.all([earlier, joined]);
     expect(rounds, 'soon() ran no round of its own').toBe(1);
     expect((await earlier)[0]!.pushed).toEqual(['first.txt']);
 
-    proxy.fault({ match: { method: 'PUT', key: 'second.txt' }, delayMs: 3000, times: 1 });
+    proxy.fault({ match: { method: 'PUT', key: 'second.txt' }, holdUntil: new Promise<void>((r) => (release = r)), times: 1 });
     await d.put('second.txt', Buffer.from('second'));
     const running = d.replicas.syncNow();
     await expect.poll(() => proxy.requests({ method: 'PUT', key: 'second.txt' }).length, { interval: 20 }).toBe(1);
     await d.put('late.txt', Buffer.from('written during a round'));
-    const later = await d.sync();
+    // Asked for while that round is held: its answer must come from a round that began after.
+    const asked = d.sync();
+    release();
+    const later = await asked;
     off();
     expect(String(await remoteBytes(Bucket, 'late.txt'))).toBe('written during a round');
     expect((await running)[0]!.pushed).toEqual(['second.txt']);
