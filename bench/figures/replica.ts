@@ -519,7 +519,7 @@ function rowsOf(r: ReplicaResult): Row[] {
       rows.push(row(13, name, rep, base, 'ms', mp ? null : TRANSFER_TARGET, notes, pairs(ms(side), ms(stores ? 'sdkStore' : 'sdk'))));
       if (stores) {
         rows.push(row(13, `replica ${t.dir} ${t.n.toLocaleString('en')} × ${sizeName(t.size)} vs AWS SDK into memory`, rep, sdk, 'ms', null,
-          `the same rounds; the SDK's GetObjects each read into a Blob with `new Response(Body).blob()` (as an app commonly does), nothing stored (a reload would lose them); ms SDK ${spread(ms('sdk'), 0)}`,
+          `the same rounds; the SDK's GetObjects each read into a Blob with \`new Response(Body).blob()\` (as an app commonly does), nothing stored (a reload would lose them); ms SDK ${spread(ms('sdk'), 0)}`,
           pairs(ms(side), ms('sdk'))));
       }
     }
