@@ -8,6 +8,7 @@
 import { S3Client, PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import type { PageReplicaConfig, ReplicaEvent, ReplicaStatus, RoundResult, ServiceReplicas } from '../../src/browser/replicas.ts';
 import { fill } from './fill.ts';
+import { MiB } from '../lib/stats.ts';
 
 interface SwClient {
   putObject(b: string, k: string, body: Blob, o?: { checksum?: boolean }): Promise<{ etag: string }>;
@@ -42,7 +43,6 @@ async function pool(n: number, concurrency: number, step: (i: number) => Promise
   }));
 }
 
-const MiB_ = 1024 * 1024;
 let db: IDBDatabase | undefined;
 /** The page's own database for `sdkGetStore`: one object store of bodies by key. */
 const pulledDb = async (): Promise<IDBDatabase> => db ??= await new Promise<IDBDatabase>((resolve, reject) => {
@@ -51,12 +51,12 @@ const pulledDb = async (): Promise<IDBDatabase> => db ??= await new Promise<IDBD
   r.onsuccess = () => resolve(r.result);
   r.onerror = () => reject(r.error);
 });
-/** Runs `fill` in `t`; resolves when `t` completes. */
-const done = (t: IDBTransaction, fill: (t: IDBTransaction) => void): Promise<void> => new Promise((resolve, reject) => {
+/** Runs `requests` in `t`; resolves when `t` completes. */
+const done = (t: IDBTransaction, requests: (t: IDBTransaction) => void): Promise<void> => new Promise((resolve, reject) => {
   t.oncomplete = () => resolve();
   t.onerror = () => reject(t.error);
   t.onabort = () => reject(t.error ?? new Error('aborted'));
-  fill(t);
+  requests(t);
 });
 
 let sdk: S3Client | undefined;
@@ -67,6 +67,16 @@ let sdk: S3Client | undefined;
  * remote is configured (forcePathStyle).
  */
 const s3 = (): S3Client => sdk ?? fail('setRemote first');
+
+/** One GetObject, its body read as a Blob or as bytes and checked for `size` bytes. */
+async function sdkRead(bucket: string, key: string, size: number, as: 'blob' | 'bytes'): Promise<Blob | Uint8Array> {
+  const out = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  const res = new Response(out.Body as ReadableStream<Uint8Array>);
+  const body = as === 'blob' ? await res.blob() : new Uint8Array(await res.arrayBuffer());
+  const got = body instanceof Blob ? body.size : body.byteLength;
+  if (got !== size) fail(`SDK GET ${key}: ${got} bytes, expected ${size}`);
+  return body;
+}
 
 /** Every status event the worker announced, with the page's time when it arrived. */
 const events: { at: number; e: ReplicaEvent }[] = [];
@@ -113,13 +123,10 @@ const benchReplica = {
 
   /** `n` GetObjects of `{prefix}{i}`, each body read into a Blob and checked for `size` bytes; ms. */
   async sdkGet(bucket: string, prefix: string, size: number, n: number, concurrency: number | null): Promise<number> {
-    const got: Blob[] = [];
+    const got: (Blob | Uint8Array)[] = [];
     const t0 = performance.now();
     await pool(n, concurrency ?? Infinity, async (i) => {
-      const out = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${i}` }));
-      const b = await new Response(out.Body as ReadableStream<Uint8Array>).blob();
-      if (b.size !== size) fail(`SDK GET ${prefix}${i}: ${b.size} bytes, expected ${size}`);
-      got.push(b);
+      got.push(await sdkRead(bucket, `${prefix}${i}`, size, 'blob'));
     });
     const ms = performance.now() - t0;
     got.length = 0;
@@ -149,11 +156,7 @@ const benchReplica = {
     };
     const t0 = performance.now();
     await pool(n, concurrency ?? Infinity, async (i) => {
-      const out = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${i}` }));
-      const res = new Response(out.Body as ReadableStream<Uint8Array>);
-      const b = size <= MiB_ ? new Uint8Array(await res.arrayBuffer()) : await res.blob();
-      if ((b instanceof Blob ? b.size : b.byteLength) !== size) fail(`SDK GET ${prefix}${i}: wrong size, expected ${size}`);
-      waiting.push([`${prefix}${i}`, b]);
+      waiting.push([`${prefix}${i}`, await sdkRead(bucket, `${prefix}${i}`, size, size <= MiB ? 'bytes' : 'blob')]);
       writing ??= commit();
     });
     while (writing) await writing;
